@@ -1,0 +1,24 @@
+// Runs after `npm ci`: builds the native engine (when present) and generates the Prisma client
+// offline. Both steps must work with no network access beyond the npm registry.
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
+  if (r.status !== 0) {
+    console.error(`postinstall: ${cmd} ${args.join(' ')} failed with ${r.status ?? r.signal}`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+if (existsSync(path.join(root, 'native', 'binding.gyp'))) {
+  run(bin('node-gyp'), ['rebuild', '--directory', 'native', '--jobs', 'max']);
+}
+if (existsSync(path.join(root, 'prisma', 'schema.prisma'))) {
+  run(process.execPath, [path.join(root, 'scripts', 'prisma-generate.mjs')]);
+}
