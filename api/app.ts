@@ -1,0 +1,60 @@
+/**
+ * The Express application. Order matters: request id + logging, metrics, auth (identifies the
+ * caller, never rejects by itself), body parsing with a size limit, routes, JSON 404, the one error
+ * handler.
+ */
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { pinoHttp } from 'pino-http';
+import { authenticate } from './auth/middleware.js';
+import { errorHandler, notFoundRoute } from './http/errors.js';
+import { createRegistry, generateDocument } from './http/openapi.js';
+import { authRoutes } from './routes/auth.js';
+import { healthRoutes } from './routes/health.js';
+import { infraRoutes } from './routes/infra.js';
+import { jobDataRoutes } from './routes/job-data.js';
+import { jobRoutes } from './routes/jobs.js';
+import { tenantRoutes } from './routes/tenants.js';
+import { usageRoutes } from './routes/usage.js';
+import type { ApiDeps } from './deps.js';
+
+export function createApp(deps: ApiDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    }),
+  );
+  app.use(deps.metrics.middleware);
+  app.use(
+    authenticate({ adminKey: deps.config.TIMESHARE_ADMIN_KEY, jwtSecret: deps.config.TIMESHARE_JWT_SECRET }),
+  );
+  app.use(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false }));
+
+  const registry = createRegistry();
+  let document: unknown = null;
+  app.use(healthRoutes(deps, registry, () => (document ??= generateDocument(registry))));
+  app.use(authRoutes(deps, registry));
+  app.use(tenantRoutes(deps, registry));
+  app.use(jobRoutes(deps, registry));
+  app.use(jobDataRoutes(deps, registry));
+  app.use(usageRoutes(deps, registry));
+  app.use(infraRoutes(deps, registry));
+
+  app.use(notFoundRoute);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,56 @@
+/**
+ * Short-lived access tokens. HS256 is pinned on both sides: a token whose header says another
+ * algorithm (including `none`) is rejected before its signature is considered.
+ */
+import jwt from 'jsonwebtoken';
+import type { KeyRole } from './api-keys.js';
+
+export const JWT_ALGORITHM = 'HS256';
+export const JWT_AUDIENCE = 'timeshare-api';
+export const JWT_ISSUER = 'timeshare';
+
+export interface Principal {
+  role: KeyRole | 'admin';
+  /** Tenant id for `tenant`, node-key id for `node`, 'admin' for the admin key. */
+  sub: string;
+  keyId?: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+export function issueToken(
+  secret: string,
+  ttlSeconds: number,
+  p: { role: KeyRole; sub: string; keyId: string },
+): IssuedToken {
+  const now = Math.floor(Date.now() / 1000);
+  const token = jwt.sign({ role: p.role, kid: p.keyId, iat: now }, secret, {
+    algorithm: JWT_ALGORITHM,
+    expiresIn: ttlSeconds,
+    audience: JWT_AUDIENCE,
+    issuer: JWT_ISSUER,
+    subject: p.sub,
+  });
+  return { token, expiresAt: new Date((now + ttlSeconds) * 1000) };
+}
+
+/** Returns the principal, or null for any token that is invalid, expired or not ours. */
+export function verifyToken(secret: string, token: string): Principal | null {
+  try {
+    const claims = jwt.verify(token, secret, {
+      algorithms: [JWT_ALGORITHM],
+      audience: JWT_AUDIENCE,
+      issuer: JWT_ISSUER,
+    });
+    if (typeof claims !== 'object' || claims === null) return null;
+    const { sub, role, kid, exp, iat } = claims as jwt.JwtPayload & { role?: unknown; kid?: unknown };
+    if (typeof sub !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
+    if (role !== 'tenant' && role !== 'node') return null;
+    return { role, sub, keyId: typeof kid === 'string' ? kid : undefined };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Who is calling: the admin key (from configuration), or a JWT minted by POST /v1/auth/token for a
+ * tenant or a node key. Routes declare which roles may call them; a valid principal with the wrong
+ * role gets 403, anything else 401.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../../common/errors.js';
+import { secretEquals } from './api-keys.js';
+import { verifyToken, type Principal } from './jwt.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+export interface AuthConfig {
+  adminKey: string;
+  jwtSecret: string;
+}
+
+export function authenticate(cfg: AuthConfig) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const header = req.headers.authorization;
+    if (!header) return next();
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match?.[1])
+      return next(new ApiError('unauthorized', 'Authorization header must be "Bearer <token>"'));
+    const credential = match[1];
+    if (secretEquals(credential, cfg.adminKey)) {
+      req.principal = { role: 'admin', sub: 'admin' };
+      return next();
+    }
+    const principal = verifyToken(cfg.jwtSecret, credential);
+    if (!principal) return next(new ApiError('unauthorized', 'invalid or expired token'));
+    req.principal = principal;
+    next();
+  };
+}
+
+export type Role = Principal['role'];
+
+export function requireRole(...roles: Role[]) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (!req.principal)
+      return next(new ApiError('unauthorized', 'missing credentials: send "Authorization: Bearer <token>"'));
+    if (!roles.includes(req.principal.role)) {
+      return next(new ApiError('forbidden', `this route is for ${roles.join(' or ')} credentials`));
+    }
+    next();
+  };
+}
+
+/** The calling tenant's id; only valid behind requireRole('tenant'). */
+export function tenantOf(req: Request): string {
+  if (req.principal?.role !== 'tenant') throw new ApiError('forbidden', 'tenant credentials required');
+  return req.principal.sub;
+}

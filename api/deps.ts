@@ -1,0 +1,22 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../common/config.js';
+import type { Database } from '../common/db.js';
+import type { Logger } from '../common/logger.js';
+import type { RedisNames } from '../common/queues.js';
+import type { ApiMetrics } from './http/prom.js';
+import type { EventHub } from './jobs/event-hub.js';
+import type { JobQueue } from './jobs/queue.js';
+import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+
+/** Everything the HTTP layer needs, built once by main.ts (or by a test). */
+export interface ApiDeps {
+  config: Config;
+  db: Database;
+  redis: Redis;
+  names: RedisNames;
+  queue: JobQueue;
+  events: EventHub;
+  storage: CheckpointStorage;
+  metrics: ApiMetrics;
+  logger: Logger;
+}

@@ -1,0 +1,44 @@
+/** The one error shape everywhere, including body-parser failures and unknown routes. */
+import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../../common/errors.js';
+
+export function notFoundRoute(req: Request, _res: Response, next: NextFunction) {
+  next(new ApiError('not_found', `no route for ${req.method} ${req.path}`));
+}
+
+interface HttpishError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  message?: string;
+}
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = (err ?? {}) as HttpishError;
+  if (e.type === 'entity.too.large') return new ApiError('payload_too_large', 'request body is too large');
+  if (e.type === 'entity.parse.failed')
+    return new ApiError('invalid_request', 'request body is not valid JSON');
+  if (e.type === 'charset.unsupported' || e.type === 'encoding.unsupported')
+    return new ApiError('invalid_request', e.message ?? 'unsupported body encoding');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose)
+    return new ApiError('invalid_request', e.message ?? 'bad request');
+  if (isUnavailable(err)) return new ApiError('unavailable', 'a dependency is unavailable; retry later');
+  return new ApiError('internal', 'internal error');
+}
+
+function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === '57P01' || code === '53300';
+}
+
+export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
+  const apiErr = toApiError(err);
+  if (apiErr.status >= 500) req.log?.error({ err }, 'request failed');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (apiErr.code === 'rate_limited' || apiErr.code === 'unavailable') res.setHeader('Retry-After', '1');
+  res.status(apiErr.status).json(apiErr.toBody());
+}

@@ -1,0 +1,40 @@
+/** Prometheus metrics for one API instance (own registry, so tests can run several apps). */
+import client from 'prom-client';
+import type { NextFunction, Request, Response } from 'express';
+
+export function createApiMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'timeshare_api_' });
+  const requests = new client.Histogram({
+    name: 'timeshare_api_http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  });
+  const jobsSubmitted = new client.Counter({
+    name: 'timeshare_jobs_submitted_total',
+    help: 'Jobs accepted by POST /v1/jobs',
+    registers: [registry],
+  });
+  const quotaRejections = new client.Counter({
+    name: 'timeshare_quota_rejections_total',
+    help: 'Submissions rejected by a quota',
+    labelNames: ['quota'] as const,
+    registers: [registry],
+  });
+
+  function middleware(req: Request, res: Response, next: NextFunction) {
+    const end = requests.startTimer();
+    res.on('finish', () => {
+      // The matched route pattern, never the raw path: ids in paths would explode cardinality.
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+    });
+    next();
+  }
+
+  return { registry, middleware, jobsSubmitted, quotaRejections };
+}
+
+export type ApiMetrics = ReturnType<typeof createApiMetrics>;

@@ -1,0 +1,236 @@
+/**
+ * Request and response schemas of the REST API besides the job spec (common/job-spec.ts). Request
+ * schemas validate; response schemas document (the OpenAPI document is generated from both).
+ */
+import { z } from '../../common/zod.js';
+import { errorCatalogue } from '../../common/errors.js';
+import { jobStatuses, waitReasons } from '../../common/job-status.js';
+import { jobSpecSchema } from '../../common/job-spec.js';
+
+export const uuidParam = z.uuid();
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      type: z.string(),
+      code: z.enum(Object.keys(errorCatalogue) as [keyof typeof errorCatalogue]),
+      message: z.string(),
+      param: z.string().nullable(),
+    }),
+  })
+  .openapi('Error');
+
+export const createTenantSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and "-"'),
+    weight: z.number().positive().max(1000).default(1),
+  })
+  .openapi('CreateTenant');
+
+export const quotaSchema = z
+  .object({
+    maxActiveJobs: z.number().int(),
+    maxConcurrentDevices: z.number().int(),
+    maxDevicesPerJob: z.number().int(),
+    deviceHoursPerMonth: z.number(),
+  })
+  .openapi('Quota');
+
+export const quotaUpdateSchema = z
+  .strictObject({
+    maxActiveJobs: z.number().int().min(0).max(1_000_000).optional(),
+    maxConcurrentDevices: z.number().int().min(0).max(1_000_000).optional(),
+    maxDevicesPerJob: z.number().int().min(0).max(1_000_000).optional(),
+    deviceHoursPerMonth: z.number().min(0).max(1e9).optional(),
+  })
+  .openapi('QuotaUpdate');
+
+export const apiKeyCreatedSchema = z
+  .object({ id: z.uuid(), prefix: z.string(), apiKey: z.string().openapi({ description: 'Shown once' }) })
+  .openapi('ApiKeyCreated');
+
+export const tenantSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    weight: z.number(),
+    createdAt: z.iso.datetime(),
+    quota: quotaSchema,
+  })
+  .openapi('Tenant');
+
+export const tenantCreatedSchema = tenantSchema
+  .extend({ apiKey: z.string(), apiKeyId: z.uuid(), apiKeyPrefix: z.string() })
+  .openapi('TenantCreated');
+
+export const tokenRequestSchema = z
+  .strictObject({ apiKey: z.string().min(1).max(256) })
+  .openapi('TokenRequest');
+export const tokenSchema = z
+  .object({
+    token: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresAt: z.iso.datetime(),
+    role: z.string(),
+  })
+  .openapi('Token');
+
+export const jobSchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal('job'),
+    name: z.string(),
+    status: z.enum(jobStatuses),
+    priority: z.string(),
+    pool: z.string(),
+    spec: jobSpecSchema,
+    attempts: z.number().int(),
+    maxAttempts: z.number().int(),
+    queuePosition: z.number().int().nullable(),
+    waitReason: z.enum(waitReasons).nullable(),
+    estimatedStartAt: z.iso.datetime().nullable(),
+    deviceSeconds: z.number(),
+    error: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().nullable(),
+    finishedAt: z.iso.datetime().nullable(),
+  })
+  .openapi('Job');
+
+export const jobListSchema = z
+  .object({ data: z.array(jobSchema), nextCursor: z.string().nullable() })
+  .openapi('JobList');
+
+export const listJobsQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    after: z.string().max(200).optional(),
+    status: z.enum(jobStatuses).optional(),
+    name: z.string().min(1).max(128).optional(),
+  })
+  .openapi('ListJobsQuery');
+
+export const eventSchema = z
+  .object({
+    id: z.string(),
+    type: z.string(),
+    data: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('JobEvent');
+
+export const eventsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.coerce.number().int().min(0).optional().openapi({ description: 'Return events with a larger id' }),
+});
+
+export const eventListSchema = z
+  .object({ data: z.array(eventSchema), nextCursor: z.string().nullable() })
+  .openapi('JobEventList');
+
+export const metricsQuery = z.strictObject({
+  name: z.string().min(1).max(128).optional(),
+  from_step: z.coerce.number().int().min(0).optional(),
+  to_step: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+});
+
+export const metricPointSchema = z
+  .object({ step: z.number().int(), name: z.string(), value: z.number(), createdAt: z.iso.datetime() })
+  .openapi('MetricPoint');
+
+export const checkpointSchema = z
+  .object({
+    id: z.uuid(),
+    jobId: z.uuid(),
+    step: z.number().int(),
+    sizeBytes: z.number().int(),
+    sha256: z.string(),
+    meta: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('Checkpoint');
+
+export const usageSchema = z
+  .object({
+    tenantId: z.uuid(),
+    periodStart: z.iso.datetime(),
+    deviceSecondsUsed: z.number(),
+    deviceHoursUsed: z.number(),
+    activeJobs: z.number().int(),
+    queuedJobs: z.number().int(),
+    runningJobs: z.number().int(),
+    quota: quotaSchema,
+    remaining: z.object({ activeJobs: z.number().int(), deviceHours: z.number() }),
+  })
+  .openapi('Usage');
+
+export const poolSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    deviceType: z.string(),
+    nodes: z.number().int(),
+    devices: z.number().int(),
+  })
+  .openapi('Pool');
+
+export const deviceSchema = z
+  .object({
+    index: z.number().int(),
+    kind: z.string(),
+    memoryBytes: z.number(),
+    freeMemoryBytes: z.number(),
+    threads: z.number().int(),
+  })
+  .openapi('Device');
+
+export const nodeSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    pool: z.string(),
+    status: z.enum(['ready', 'draining', 'lost']),
+    lastHeartbeatAt: z.iso.datetime(),
+    devices: z.array(deviceSchema),
+  })
+  .openapi('Node');
+
+export const registerNodeSchema = z
+  .strictObject({
+    name: z.string().min(1).max(128),
+    pool: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z0-9][a-z0-9-]*$/)
+      .default('default'),
+    deviceType: z.string().min(1).max(64).default('cpu-virtual'),
+    labels: z.record(z.string(), z.string()).default({}),
+    devices: z
+      .array(
+        z.strictObject({
+          index: z.number().int().min(0).max(1023),
+          kind: z.string().min(1).max(64),
+          memoryBytes: z.number().int().min(0),
+          freeMemoryBytes: z.number().int().min(0),
+          threads: z.number().int().min(1).max(1024).default(1),
+        }),
+      )
+      .min(1)
+      .max(1024),
+  })
+  .openapi('RegisterNode');
+
+export const heartbeatSchema = z
+  .strictObject({
+    devices: z.array(
+      z.strictObject({ index: z.number().int().min(0), freeMemoryBytes: z.number().int().min(0) }),
+    ),
+  })
+  .openapi('Heartbeat');

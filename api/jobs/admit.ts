@@ -1,0 +1,153 @@
+/**
+ * Job submission: quota admission, the job row, its first event and the idempotency record are one
+ * SQL statement. The quota row's UPDATE is the serialisation point — concurrent submissions of a
+ * tenant queue on that row lock for the length of one statement, so a limit of N admits exactly N
+ * however many arrive at once, and a rejected submission writes nothing.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { ApiError } from '../../common/errors.js';
+import { priorityLevels } from '../../common/job-status.js';
+import type { JobSpec } from '../../common/job-spec.js';
+import { jobFromRow, type JobRecord } from './serialize.js';
+
+// The current period restarts at each calendar month (UTC): usage from an earlier month is ignored.
+const PERIOD_USED = `CASE WHEN period_start < date_trunc('month', now()) THEN 0 ELSE period_device_seconds END`;
+
+const ADMIT_SQL = `
+WITH q AS (
+  UPDATE quotas SET active_jobs = active_jobs + 1, updated_at = now()
+   WHERE tenant_id = $1
+     AND active_jobs < max_active_jobs
+     AND $5 <= max_devices_per_job
+     AND $5 <= max_concurrent_devices
+     AND ${PERIOD_USED} < device_hours_per_month * 3600
+  RETURNING tenant_id
+), j AS (
+  INSERT INTO jobs (tenant_id, name, priority, pool, devices, spec, max_attempts, wait_reason)
+  SELECT tenant_id, $2, $3, $4, $5, $6::jsonb, $7, 'capacity' FROM q
+  RETURNING *
+), e AS (
+  INSERT INTO job_events (job_id, type, data)
+  SELECT id, 'job.queued', jsonb_build_object('status', 'queued', 'attempt', 0) FROM j
+  RETURNING id
+), k AS (
+  INSERT INTO idempotency_keys (tenant_id, key, request_hash, job_id)
+  SELECT tenant_id, $8, $9, id FROM j WHERE $8::text IS NOT NULL
+)
+SELECT j.*, (SELECT id FROM e) AS event_id FROM j`;
+
+export interface AdmitRequest {
+  tenantId: string;
+  spec: JobSpec;
+  idempotencyKey: string | null;
+}
+
+export interface Admitted {
+  job: JobRecord;
+  eventId: string;
+  /** false when an earlier request with the same idempotency key created the job. */
+  created: boolean;
+}
+
+export const requestHash = (spec: JobSpec) => createHash('sha256').update(JSON.stringify(spec)).digest('hex');
+
+export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitted> {
+  const hash = requestHash(req.spec);
+  if (req.idempotencyKey) {
+    const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
+    if (prior) return prior;
+  }
+  const devices = req.spec.resources.devices;
+  let rows: Record<string, unknown>[];
+  try {
+    const r = await pool.query(ADMIT_SQL, [
+      req.tenantId,
+      req.spec.name,
+      priorityLevels[req.spec.priority],
+      req.spec.pool,
+      devices,
+      JSON.stringify(req.spec),
+      req.spec.maxAttempts,
+      req.idempotencyKey,
+      hash,
+    ]);
+    rows = r.rows;
+  } catch (err) {
+    // A concurrent request with the same idempotency key won the insert: answer as it did.
+    if ((err as { code?: string }).code === '23505' && req.idempotencyKey) {
+      const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
+      if (prior) return prior;
+    }
+    throw err;
+  }
+  const row = rows[0];
+  if (!row) throw await quotaError(pool, req.tenantId, devices);
+  return { job: jobFromRow(row), eventId: String(row.event_id), created: true };
+}
+
+async function findIdempotent(
+  pool: pg.Pool,
+  tenantId: string,
+  key: string,
+  hash: string,
+): Promise<Admitted | null> {
+  const r = await pool.query(
+    `SELECT k.request_hash, j.* FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
+      WHERE k.tenant_id = $1 AND k.key = $2`,
+    [tenantId, key],
+  );
+  const row = r.rows[0];
+  if (!row) return null;
+  if (row.request_hash !== hash) {
+    throw new ApiError(
+      'conflict',
+      'Idempotency-Key was already used with a different request body',
+      'Idempotency-Key',
+    );
+  }
+  return { job: jobFromRow(row), eventId: '0', created: false };
+}
+
+/** Explains a rejected admission: which quota, its limit, and what the tenant has now. */
+async function quotaError(pool: pg.Pool, tenantId: string, devices: number): Promise<ApiError> {
+  const r = await pool.query(
+    `SELECT max_active_jobs, max_devices_per_job, max_concurrent_devices, device_hours_per_month,
+            active_jobs, ${PERIOD_USED} AS used FROM quotas WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  const q = r.rows[0];
+  if (!q) return new ApiError('not_found', 'tenant not found');
+  if (devices > q.max_devices_per_job) {
+    return quotaExceeded(
+      'maxDevicesPerJob',
+      q.max_devices_per_job,
+      `the job asks for ${devices} devices`,
+      'resources.devices',
+    );
+  }
+  if (devices > q.max_concurrent_devices) {
+    return quotaExceeded(
+      'maxConcurrentDevices',
+      q.max_concurrent_devices,
+      `the job asks for ${devices} devices`,
+      'resources.devices',
+    );
+  }
+  if (q.used >= q.device_hours_per_month * 3600) {
+    const used = (q.used / 3600).toFixed(2);
+    return quotaExceeded(
+      'deviceHoursPerMonth',
+      q.device_hours_per_month,
+      `${used} device-hours used this month`,
+    );
+  }
+  return quotaExceeded('maxActiveJobs', q.max_active_jobs, `${q.active_jobs} jobs are active`);
+}
+
+function quotaExceeded(quota: string, limit: number, detail: string, param: string | null = null): ApiError {
+  return new ApiError('quota_exceeded', `quota ${quota} (limit ${limit}) exceeded: ${detail}`, param, {
+    quota,
+    limit,
+  });
+}

@@ -1,0 +1,73 @@
+/** The public job object (DESIGN.md §3), built from a row whether Prisma or hand-written SQL read it. */
+import { priorityName, type JobStatus, type WaitReason } from '../../common/job-status.js';
+import type { JobSpec } from '../../common/job-spec.js';
+
+export interface JobRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  status: JobStatus;
+  priority: number;
+  pool: string;
+  devices: number;
+  spec: unknown;
+  attempts: number;
+  maxAttempts: number;
+  queueSeq: number;
+  waitReason: string | null;
+  lastError: string | null;
+  deviceSeconds: number;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** Maps a `RETURNING *` / `SELECT *` row of the jobs table. */
+export function jobFromRow(r: Record<string, unknown>): JobRecord {
+  return {
+    id: r.id as string,
+    tenantId: r.tenant_id as string,
+    name: r.name as string,
+    status: r.status as JobStatus,
+    priority: r.priority as number,
+    pool: r.pool as string,
+    devices: r.devices as number,
+    spec: r.spec,
+    attempts: r.attempts as number,
+    maxAttempts: r.max_attempts as number,
+    queueSeq: r.queue_seq as number,
+    waitReason: (r.wait_reason as string | null) ?? null,
+    lastError: (r.last_error as string | null) ?? null,
+    deviceSeconds: r.device_seconds as number,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    startedAt: (r.started_at as Date | null) ?? null,
+    finishedAt: (r.finished_at as Date | null) ?? null,
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function serializeJob(j: JobRecord, extra: { queuePosition?: number | null } = {}) {
+  return {
+    id: j.id,
+    object: 'job' as const,
+    name: j.name,
+    status: j.status,
+    priority: priorityName(j.priority),
+    pool: j.pool,
+    spec: j.spec as JobSpec,
+    attempts: j.attempts,
+    maxAttempts: j.maxAttempts,
+    queuePosition: extra.queuePosition ?? null,
+    waitReason: j.status === 'queued' ? ((j.waitReason as WaitReason | null) ?? null) : null,
+    estimatedStartAt: null,
+    deviceSeconds: j.deviceSeconds,
+    error: j.lastError,
+    createdAt: j.createdAt.toISOString(),
+    updatedAt: j.updatedAt.toISOString(),
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+  };
+}

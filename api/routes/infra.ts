@@ -1,0 +1,147 @@
+/**
+ * Pools and nodes. Admins read them; worker daemons (node credentials) register their devices and
+ * heartbeat. A node's pool is created on first registration.
+ */
+import { Router } from 'express';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../common/zod.js';
+import { notFound } from '../../common/errors.js';
+import { requireRole } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import { heartbeatSchema, nodeSchema, poolSchema, registerNodeSchema, uuidParam } from '../http/schemas.js';
+import { parseOrThrow } from '../http/validate.js';
+import type { ApiDeps } from '../deps.js';
+
+export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  const { prisma } = deps.db;
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/pools',
+    summary: 'List pools with their node and device counts',
+    tags: ['nodes'],
+    responses: { 200: json(z.object({ data: z.array(poolSchema) })) },
+  });
+  r.get('/v1/pools', requireRole('admin'), async (_req, res) => {
+    const pools = await prisma.pool.findMany({
+      orderBy: { name: 'asc' },
+      include: {
+        nodes: { where: { status: { not: 'lost' } }, include: { _count: { select: { devices: true } } } },
+      },
+    });
+    res.json({
+      data: pools.map((p) => ({
+        id: p.id,
+        name: p.name,
+        deviceType: p.deviceType,
+        nodes: p.nodes.length,
+        devices: p.nodes.reduce((n, node) => n + node._count.devices, 0),
+      })),
+    });
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/nodes',
+    summary: 'List worker nodes and their devices',
+    tags: ['nodes'],
+    responses: { 200: json(z.object({ data: z.array(nodeSchema) })) },
+  });
+  r.get('/v1/nodes', requireRole('admin'), async (_req, res) => {
+    const nodes = await prisma.node.findMany({
+      orderBy: { registeredAt: 'asc' },
+      include: { pool: true, devices: { orderBy: { index: 'asc' } } },
+    });
+    res.json({
+      data: nodes.map((n) => ({
+        id: n.id,
+        name: n.name,
+        pool: n.pool.name,
+        status: n.status,
+        lastHeartbeatAt: n.lastHeartbeatAt.toISOString(),
+        devices: n.devices.map((d) => ({
+          index: d.index,
+          kind: d.kind,
+          memoryBytes: Number(d.memoryBytes),
+          freeMemoryBytes: Number(d.freeMemoryBytes),
+          threads: d.threads,
+        })),
+      })),
+    });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/register',
+    summary: 'A worker daemon registers its devices (node credentials)',
+    tags: ['nodes'],
+    request: { body: { content: { 'application/json': { schema: registerNodeSchema } } } },
+    responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), pool: z.string() })) },
+  });
+  r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {
+    const body = parseOrThrow(registerNodeSchema, req.body);
+    const node = await prisma.$transaction(async (tx) => {
+      const pool = await tx.pool.upsert({
+        where: { name: body.pool },
+        create: { name: body.pool, deviceType: body.deviceType },
+        update: {},
+      });
+      const n = await tx.node.upsert({
+        where: { name: body.name },
+        create: { name: body.name, poolId: pool.id, labels: body.labels },
+        update: { poolId: pool.id, labels: body.labels, status: 'ready', lastHeartbeatAt: new Date() },
+      });
+      await tx.device.deleteMany({
+        where: { nodeId: n.id, index: { notIn: body.devices.map((d) => d.index) } },
+      });
+      for (const d of body.devices) {
+        const data = {
+          kind: d.kind,
+          memoryBytes: BigInt(d.memoryBytes),
+          freeMemoryBytes: BigInt(d.freeMemoryBytes),
+          threads: d.threads,
+        };
+        await tx.device.upsert({
+          where: { nodeId_index: { nodeId: n.id, index: d.index } },
+          create: { nodeId: n.id, index: d.index, ...data },
+          update: data,
+        });
+      }
+      return { id: n.id, name: n.name, pool: pool.name };
+    });
+    req.log.info({ node }, 'node registered');
+    res.json(node);
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/heartbeat',
+    summary: 'A worker daemon reports it is alive, with free memory per device',
+    tags: ['nodes'],
+    request: {
+      params: z.object({ id: z.uuid() }),
+      body: { content: { 'application/json': { schema: heartbeatSchema } } },
+    },
+    responses: { 204: { description: 'Recorded' } },
+  });
+  r.post('/v1/nodes/:id/heartbeat', requireRole('node'), async (req, res) => {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('node');
+    const body = parseOrThrow(heartbeatSchema, req.body);
+    const updated = await prisma.node.updateMany({
+      where: { id },
+      data: { lastHeartbeatAt: new Date(), status: 'ready' },
+    });
+    if (updated.count === 0) throw notFound('node');
+    for (const d of body.devices) {
+      await prisma.device.updateMany({
+        where: { nodeId: id, index: d.index },
+        data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
+      });
+    }
+    res.status(204).end();
+  });
+
+  return r;
+}

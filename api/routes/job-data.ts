@@ -1,0 +1,274 @@
+/** What a job produces: its event log (page or live SSE), metrics, and checkpoints (streamed). */
+import { Router, type Request, type Response } from 'express';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../common/zod.js';
+import { ApiError, notFound } from '../../common/errors.js';
+import { isFinal, type JobStatus } from '../../common/job-status.js';
+import { requireRole, tenantOf } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import {
+  checkpointSchema,
+  eventListSchema,
+  eventsQuery,
+  metricPointSchema,
+  metricsQuery,
+  uuidParam,
+} from '../http/schemas.js';
+import { parseOrThrow } from '../http/validate.js';
+import { listEvents, type EventRow } from '../jobs/events.js';
+import type { ApiDeps } from '../deps.js';
+
+const SSE_HEARTBEAT_MS = 15_000;
+const SSE_POLL_MS = 5_000;
+
+export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  const tenantOnly = requireRole('tenant');
+  const { pool } = deps.db;
+
+  async function ownJobStatus(req: Request): Promise<{ id: string; status: JobStatus }> {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('job');
+    const q = await pool.query('SELECT id, status FROM jobs WHERE id = $1 AND tenant_id = $2', [
+      id,
+      tenantOf(req),
+    ]);
+    if (!q.rows[0]) throw notFound('job');
+    return q.rows[0];
+  }
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/jobs/{id}/events',
+    summary: "A job's events: a JSON page, or with `Accept: text/event-stream` a live SSE stream",
+    description:
+      'The stream resumes after the `Last-Event-ID` header (or `after`), sends a comment every 15 s, ' +
+      'and ends after the event that puts the job in a final state.',
+    tags: ['jobs'],
+    request: { params: z.object({ id: z.uuid() }), query: eventsQuery },
+    responses: {
+      200: {
+        description: 'Events',
+        content: {
+          'application/json': { schema: eventListSchema },
+          'text/event-stream': { schema: z.string() },
+        },
+      },
+    },
+  });
+  r.get('/v1/jobs/:id/events', tenantOnly, async (req, res) => {
+    const q = parseOrThrow(eventsQuery, req.query);
+    const job = await ownJobStatus(req);
+    if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
+      const lastId = req.get('last-event-id');
+      const from =
+        lastId !== undefined
+          ? parseOrThrow(z.coerce.number().int().min(0), lastId, 'Last-Event-ID')
+          : (q.after ?? 0);
+      return streamEvents(req, res, job.id, from);
+    }
+    const events = await listEvents(pool, job.id, q.after ?? 0, q.limit);
+    const last = events[events.length - 1];
+    res.json({ data: events, nextCursor: events.length === q.limit && last ? last.id : null });
+  });
+
+  async function streamEvents(req: Request, res: Response, jobId: string, fromId: number) {
+    res.status(200).set({
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    let cursor = BigInt(fromId);
+    let closed = false;
+    let draining: Promise<void> | null = null;
+    let again = false;
+
+    const write = (e: EventRow) => {
+      res.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    };
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      clearInterval(poll);
+      unsubscribe();
+      res.end();
+    };
+    // Serialised: a notification that arrives mid-drain triggers one more pass, never a parallel one.
+    const drain = () => {
+      if (draining) {
+        again = true;
+        return;
+      }
+      draining = (async () => {
+        do {
+          again = false;
+          const events = await listEvents(pool, jobId, cursor, 500);
+          for (const e of events) {
+            if (closed) return;
+            write(e);
+            cursor = BigInt(e.id);
+            const status = e.data.status as JobStatus | undefined;
+            if (status && isFinal(status)) return finish();
+          }
+          if (events.length === 500) again = true;
+        } while (again && !closed);
+      })()
+        .catch((err) => {
+          req.log.warn({ err, jobId }, 'event stream failed');
+          finish();
+        })
+        .finally(() => {
+          draining = null;
+        });
+    };
+
+    const unsubscribe = deps.events.on(jobId, drain);
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
+    const poll = setInterval(drain, SSE_POLL_MS);
+    req.on('close', finish);
+    drain();
+  }
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/jobs/{id}/metrics',
+    summary: "A job's metrics per step (reward, KL, loss, tokens/s, weight lag, accuracy…)",
+    tags: ['jobs'],
+    request: { params: z.object({ id: z.uuid() }), query: metricsQuery },
+    responses: { 200: json(z.object({ data: z.array(metricPointSchema) })) },
+  });
+  r.get('/v1/jobs/:id/metrics', tenantOnly, async (req, res) => {
+    const q = parseOrThrow(metricsQuery, req.query);
+    if (q.from_step !== undefined && q.to_step !== undefined && q.from_step > q.to_step) {
+      throw new ApiError('invalid_request', 'from_step must not exceed to_step', 'from_step');
+    }
+    const job = await ownJobStatus(req);
+    const params: unknown[] = [job.id];
+    const where = ['job_id = $1'];
+    if (q.name) where.push(`name = $${params.push(q.name)}`);
+    if (q.from_step !== undefined) where.push(`step >= $${params.push(q.from_step)}`);
+    if (q.to_step !== undefined) where.push(`step <= $${params.push(q.to_step)}`);
+    const rows = await pool.query(
+      `SELECT step, name, value, created_at FROM metrics WHERE ${where.join(' AND ')}
+        ORDER BY step, name LIMIT $${params.push(q.limit)}`,
+      params,
+    );
+    res.json({
+      data: rows.rows.map((m) => ({
+        step: m.step,
+        name: m.name,
+        value: m.value,
+        createdAt: m.created_at.toISOString(),
+      })),
+    });
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/jobs/{id}/checkpoints',
+    summary: "A job's committed checkpoints",
+    tags: ['jobs'],
+    request: { params: z.object({ id: z.uuid() }) },
+    responses: { 200: json(z.object({ data: z.array(checkpointSchema) })) },
+  });
+  r.get('/v1/jobs/:id/checkpoints', tenantOnly, async (req, res) => {
+    const job = await ownJobStatus(req);
+    const rows = await deps.db.prisma.checkpoint.findMany({
+      where: { jobId: job.id },
+      orderBy: { step: 'asc' },
+    });
+    res.json({
+      data: rows.map((c) => ({
+        id: c.id,
+        jobId: c.jobId,
+        step: c.step,
+        sizeBytes: Number(c.sizeBytes),
+        sha256: c.sha256,
+        meta: c.meta as Record<string, unknown>,
+        createdAt: c.createdAt.toISOString(),
+      })),
+    });
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/jobs/{id}/checkpoints/{checkpointId}/content',
+    summary: 'Download a checkpoint (safetensors); supports Range; sha256 in `X-Checkpoint-Sha256`',
+    tags: ['jobs'],
+    request: { params: z.object({ id: z.uuid(), checkpointId: z.uuid() }) },
+    responses: {
+      200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string() } } },
+      206: {
+        description: 'A range of the file',
+        content: { 'application/octet-stream': { schema: z.string() } },
+      },
+    },
+  });
+  r.get('/v1/jobs/:id/checkpoints/:checkpointId/content', tenantOnly, async (req, res) => {
+    const job = await ownJobStatus(req);
+    const checkpointId = req.params.checkpointId as string;
+    if (!uuidParam.safeParse(checkpointId).success) throw notFound('checkpoint');
+    const ck = await deps.db.prisma.checkpoint.findFirst({ where: { id: checkpointId, jobId: job.id } });
+    if (!ck) throw notFound('checkpoint');
+    const size = await deps.storage.size(ck.storageKey);
+    if (size === null) throw new ApiError('not_found', 'checkpoint file is missing from storage');
+    const range = parseRange(req.get('range'), size);
+    res.set({
+      'Content-Type': 'application/octet-stream',
+      'Accept-Ranges': 'bytes',
+      'X-Checkpoint-Sha256': ck.sha256,
+      'Content-Disposition': `attachment; filename="checkpoint-step${ck.step}.safetensors"`,
+      ETag: `"${ck.sha256}"`,
+    });
+    if (range === 'unsatisfiable') {
+      res.set('Content-Range', `bytes */${size}`);
+      throw new ApiError('range_not_satisfiable', `range outside 0-${size - 1}`, 'Range');
+    }
+    if (range) {
+      res.status(206).set({
+        'Content-Range': `bytes ${range.start}-${range.end}/${size}`,
+        'Content-Length': String(range.end - range.start + 1),
+      });
+    } else {
+      // The full file's digest, in the standard header too (RFC 9530).
+      res.status(200).set({
+        'Content-Length': String(size),
+        'Repr-Digest': `sha-256=:${Buffer.from(ck.sha256, 'hex').toString('base64')}:`,
+      });
+    }
+    const stream = deps.storage.read(ck.storageKey, range ?? undefined);
+    stream.on('error', (err) => {
+      req.log.error({ err }, 'checkpoint read failed');
+      res.destroy(err);
+    });
+    stream.pipe(res);
+  });
+
+  return r;
+}
+
+/** One `bytes=` range (the form download tools send); multi-range requests get the whole file. */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | null | 'unsatisfiable' {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(size - suffix, 0);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}

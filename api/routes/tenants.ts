@@ -1,0 +1,207 @@
+/** Admin routes: tenants, their API keys and quotas, and node credentials for worker daemons. */
+import { Router } from 'express';
+import { z } from '../../common/zod.js';
+import { ApiError, notFound } from '../../common/errors.js';
+import { Prisma } from '../../common/db.js';
+import { generateApiKey } from '../auth/api-keys.js';
+import { requireRole } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import {
+  apiKeyCreatedSchema,
+  createTenantSchema,
+  quotaSchema,
+  quotaUpdateSchema,
+  tenantCreatedSchema,
+  tenantSchema,
+  uuidParam,
+} from '../http/schemas.js';
+import { parseOrThrow } from '../http/validate.js';
+import type { ApiDeps } from '../deps.js';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+
+interface QuotaRow {
+  maxActiveJobs: number;
+  maxConcurrentDevices: number;
+  maxDevicesPerJob: number;
+  deviceHoursPerMonth: number;
+}
+
+export const quotaView = (q: QuotaRow) => ({
+  maxActiveJobs: q.maxActiveJobs,
+  maxConcurrentDevices: q.maxConcurrentDevices,
+  maxDevicesPerJob: q.maxDevicesPerJob,
+  deviceHoursPerMonth: q.deviceHoursPerMonth,
+});
+
+const tenantView = (t: {
+  id: string;
+  name: string;
+  weight: number;
+  createdAt: Date;
+  quota: QuotaRow | null;
+}) => ({
+  id: t.id,
+  name: t.name,
+  weight: t.weight,
+  createdAt: t.createdAt.toISOString(),
+  quota: t.quota ? quotaView(t.quota) : null,
+});
+
+const idParams = z.object({ id: z.uuid() });
+
+export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  const { prisma } = deps.db;
+  const admin = requireRole('admin');
+
+  async function findTenant(id: string) {
+    if (!uuidParam.safeParse(id).success) throw notFound('tenant');
+    const t = await prisma.tenant.findUnique({ where: { id }, include: { quota: true } });
+    if (!t) throw notFound('tenant');
+    return t;
+  }
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/tenants',
+    summary: 'Create a tenant with its quota and first API key (the key is shown once)',
+    tags: ['tenants'],
+    request: { body: { content: { 'application/json': { schema: createTenantSchema } } } },
+    responses: { 201: json(tenantCreatedSchema, 'Created'), 409: json(tenantCreatedSchema, 'Name taken') },
+  });
+  r.post('/v1/tenants', admin, async (req, res) => {
+    const body = parseOrThrow(createTenantSchema, req.body);
+    const key = generateApiKey('tenant');
+    try {
+      const tenant = await prisma.tenant.create({
+        data: {
+          name: body.name,
+          weight: body.weight,
+          quota: { create: {} },
+          apiKeys: { create: { role: 'tenant', prefix: key.prefix, hash: key.hash, name: 'default' } },
+        },
+        include: { quota: true, apiKeys: true },
+      });
+      const apiKey = tenant.apiKeys[0]!;
+      res
+        .status(201)
+        .json({ ...tenantView(tenant), apiKey: key.key, apiKeyId: apiKey.id, apiKeyPrefix: key.prefix });
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+        throw new ApiError('conflict', `a tenant named "${body.name}" exists`, 'name');
+      }
+      throw err;
+    }
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/tenants',
+    summary: 'List tenants',
+    tags: ['tenants'],
+    responses: { 200: json(z.object({ data: z.array(tenantSchema) })) },
+  });
+  r.get('/v1/tenants', admin, async (_req, res) => {
+    const tenants = await prisma.tenant.findMany({ include: { quota: true }, orderBy: { createdAt: 'asc' } });
+    res.json({ data: tenants.map(tenantView) });
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/tenants/{id}',
+    summary: 'Get a tenant',
+    tags: ['tenants'],
+    request: { params: idParams },
+    responses: { 200: json(tenantSchema) },
+  });
+  r.get('/v1/tenants/:id', admin, async (req, res) => {
+    res.json(tenantView(await findTenant(req.params.id as string)));
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/tenants/{id}/keys',
+    summary: 'Create another API key for a tenant (shown once)',
+    tags: ['tenants'],
+    request: { params: idParams },
+    responses: { 201: json(apiKeyCreatedSchema, 'Created') },
+  });
+  r.post('/v1/tenants/:id/keys', admin, async (req, res) => {
+    const t = await findTenant(req.params.id as string);
+    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
+    const key = generateApiKey('tenant');
+    const row = await prisma.apiKey.create({
+      data: { role: 'tenant', tenantId: t.id, prefix: key.prefix, hash: key.hash, name },
+    });
+    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+  });
+
+  registerRoute(registry, {
+    method: 'delete',
+    path: '/v1/tenants/{id}/keys/{keyId}',
+    summary: 'Revoke an API key (tokens already minted expire on their own)',
+    tags: ['tenants'],
+    request: { params: z.object({ id: z.uuid(), keyId: z.uuid() }) },
+    responses: { 204: { description: 'Revoked' } },
+  });
+  r.delete('/v1/tenants/:id/keys/:keyId', admin, async (req, res) => {
+    const t = await findTenant(req.params.id as string);
+    const keyId = req.params.keyId as string;
+    if (!uuidParam.safeParse(keyId).success) throw notFound('key');
+    const n = await prisma.apiKey.updateMany({
+      where: { id: keyId, tenantId: t.id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (n.count === 0) {
+      const exists = await prisma.apiKey.findFirst({ where: { id: keyId, tenantId: t.id } });
+      if (!exists) throw notFound('key');
+    }
+    res.status(204).end();
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/tenants/{id}/quota',
+    summary: "Get a tenant's quota",
+    tags: ['tenants'],
+    request: { params: idParams },
+    responses: { 200: json(quotaSchema) },
+  });
+  r.get('/v1/tenants/:id/quota', admin, async (req, res) => {
+    const t = await findTenant(req.params.id as string);
+    res.json(quotaView(t.quota!));
+  });
+
+  registerRoute(registry, {
+    method: 'put',
+    path: '/v1/tenants/{id}/quota',
+    summary: "Update a tenant's quota (fields left out keep their value)",
+    tags: ['tenants'],
+    request: { params: idParams, body: { content: { 'application/json': { schema: quotaUpdateSchema } } } },
+    responses: { 200: json(quotaSchema) },
+  });
+  r.put('/v1/tenants/:id/quota', admin, async (req, res) => {
+    const body = parseOrThrow(quotaUpdateSchema, req.body);
+    const t = await findTenant(req.params.id as string);
+    const q = await prisma.quota.update({ where: { tenantId: t.id }, data: body });
+    res.json(quotaView(q));
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/node-keys',
+    summary: 'Create a node credential for a worker daemon (shown once)',
+    tags: ['nodes'],
+    responses: { 201: json(apiKeyCreatedSchema, 'Created') },
+  });
+  r.post('/v1/node-keys', admin, async (req, res) => {
+    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
+    const key = generateApiKey('node');
+    const row = await prisma.apiKey.create({
+      data: { role: 'node', prefix: key.prefix, hash: key.hash, name },
+    });
+    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+  });
+
+  return r;
+}

@@ -1,0 +1,86 @@
+/**
+ * Builds the API's dependencies from configuration and starts listening; shared by main.ts and the
+ * tests (which run the same server in-process against their own database and Redis prefix).
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Config } from '../common/config.js';
+import { connectDatabase } from '../common/db.js';
+import { createLogger, type Logger } from '../common/logger.js';
+import { redisNames } from '../common/queues.js';
+import { connectRedis } from '../common/redis.js';
+import { createApp } from './app.js';
+import { createApiMetrics } from './http/prom.js';
+import { EventHub } from './jobs/event-hub.js';
+import { JobQueue } from './jobs/queue.js';
+import { reconcileQueue } from './jobs/reconcile.js';
+import { LocalCheckpointStorage } from './storage/checkpoint-storage.js';
+import type { ApiDeps } from './deps.js';
+
+export interface RunningApi {
+  url: string;
+  server: Server;
+  deps: ApiDeps;
+  stop(): Promise<void>;
+}
+
+export async function startApi(
+  config: Config,
+  logger: Logger = createLogger('api', config.LOG_LEVEL),
+): Promise<RunningApi> {
+  const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE);
+  const redis = connectRedis(config.REDIS_URL);
+  const bullConnection = connectRedis(config.REDIS_URL, { blocking: true });
+  const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
+  const queue = new JobQueue(bullConnection, names);
+  const events = await EventHub.start(
+    connectRedis(config.REDIS_URL, { blocking: true }),
+    names.eventsChannel,
+  );
+  const deps: ApiDeps = {
+    config,
+    db,
+    redis,
+    names,
+    queue,
+    events,
+    storage: new LocalCheckpointStorage(config.TIMESHARE_STORAGE_ROOT),
+    metrics: createApiMetrics(),
+    logger,
+  };
+
+  // Jobs committed but never enqueued (a crash between the two, or Redis lost its data) go back in.
+  const requeued = await reconcileQueue(db.pool, queue);
+  logger.info({ requeued }, 'queue reconciled with PostgreSQL');
+  const reconcileTimer =
+    config.TIMESHARE_RECONCILE_INTERVAL_MS > 0
+      ? setInterval(() => {
+          reconcileQueue(db.pool, queue).catch((err) => logger.warn({ err }, 'reconciliation failed'));
+        }, config.TIMESHARE_RECONCILE_INTERVAL_MS)
+      : null;
+  reconcileTimer?.unref();
+
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.on('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const addr = server.address() as AddressInfo;
+  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${addr.port}`;
+
+  return {
+    url,
+    server,
+    deps,
+    async stop() {
+      if (reconcileTimer) clearInterval(reconcileTimer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await events.close();
+      await queue.close();
+      await Promise.all([redis.quit().catch(() => undefined), bullConnection.quit().catch(() => undefined)]);
+      await db.close();
+    },
+  };
+}

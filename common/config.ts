@@ -1,0 +1,34 @@
+/**
+ * Configuration of every process, read from the environment once, validated, then frozen. A bad
+ * value stops the process at start with the variable's name, never later with a confusing error.
+ */
+import { z } from 'zod';
+
+const schema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
+  TIMESHARE_ADMIN_KEY: z.string().min(16, 'TIMESHARE_ADMIN_KEY must be at least 16 characters'),
+  TIMESHARE_JWT_SECRET: z.string().min(32, 'TIMESHARE_JWT_SECRET must be at least 32 characters'),
+  TIMESHARE_JWT_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
+  TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
+  TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
+  TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
+  TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Test-only fault injection, e.g. `crash_after_commit`. Never set in production. */
+  TIMESHARE_FAULT: z.string().optional(),
+});
+
+export type Config = Readonly<z.output<typeof schema>>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(parsed.data);
+}

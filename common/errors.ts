@@ -1,0 +1,96 @@
+/**
+ * The one catalogue of API error codes. Every process raises `ApiError`s with these codes and the
+ * HTTP layer renders them as `{"error": {"type", "code", "message", "param"}}`. Codes are a public
+ * contract (clients branch on them): add new ones, never rename.
+ */
+export const errorCatalogue = {
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    description: 'The request is malformed or a field is invalid; `param` names the field.',
+  },
+  unauthorized: {
+    status: 401,
+    type: 'authentication_error',
+    description: 'Missing, invalid, revoked or expired credentials.',
+  },
+  forbidden: {
+    status: 403,
+    type: 'permission_error',
+    description: 'The credential is valid but its role may not call this route.',
+  },
+  not_found: {
+    status: 404,
+    type: 'not_found_error',
+    description: "No such resource for this caller (other tenants' resources are not found either).",
+  },
+  conflict: {
+    status: 409,
+    type: 'conflict_error',
+    description:
+      'The request conflicts with the current state (reused idempotency key, finished job, duplicate name).',
+  },
+  payload_too_large: {
+    status: 413,
+    type: 'invalid_request_error',
+    description: 'The request body exceeds the configured limit.',
+  },
+  range_not_satisfiable: {
+    status: 416,
+    type: 'invalid_request_error',
+    description: 'The Range header lies outside the content.',
+  },
+  quota_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    description: 'A tenant quota would be exceeded; the message names the quota and its limit.',
+  },
+  rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    description: 'Too many requests in a short time; retry after the Retry-After header.',
+  },
+  internal: {
+    status: 500,
+    type: 'api_error',
+    description: 'An unexpected server error; the request id in the logs identifies it.',
+  },
+  unavailable: {
+    status: 503,
+    type: 'api_error',
+    description: 'A dependency (PostgreSQL, Redis) is unavailable; retry later.',
+  },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ErrorBody {
+  error: { type: string; code: ErrorCode; message: string; param: string | null };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly param: string | null = null,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = errorCatalogue[code].status;
+  }
+
+  toBody(): ErrorBody {
+    return {
+      error: {
+        type: errorCatalogue[this.code].type,
+        code: this.code,
+        message: this.message,
+        param: this.param,
+      },
+    };
+  }
+}
+
+export const notFound = (what: string) => new ApiError('not_found', `${what} not found`);

@@ -1,0 +1,103 @@
+/**
+ * The job spec (DESIGN.md §3): one schema validates submissions, fills defaults, and generates the
+ * OpenAPI document. The minimal spec every version accepts is `{"name", "workflow": {"task": {"name"}}}`.
+ * Objects are strict: an unknown field is a 400 naming it, so typos never pass silently.
+ */
+import { z } from './zod.js';
+import { priorityLevels } from './job-status.js';
+
+export const taskNames = ['addition', 'reversal', 'sorting'] as const;
+export const algorithms = ['grpo', 'ppo', 'reinforce_is'] as const;
+export const placementModes = ['auto', 'temporal', 'spatial', 'hybrid'] as const;
+export const modelPresets = ['micro', 'tiny', 'small'] as const;
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const taskSpecSchema = z
+  .strictObject({
+    name: z.enum(taskNames).openapi({ description: 'Task with a verifiable reward' }),
+    digits: int(1, 6).optional().openapi({ description: 'addition: digits per operand (default 2)' }),
+    minLength: int(1, 16).optional().openapi({ description: 'reversal/sorting: shortest input' }),
+    maxLength: int(1, 16).optional().openapi({ description: 'reversal/sorting: longest input' }),
+    seed: int(0, 2 ** 31 - 1).optional(),
+  })
+  .refine((t) => t.minLength === undefined || t.maxLength === undefined || t.minLength <= t.maxLength, {
+    message: 'minLength must not exceed maxLength',
+    path: ['minLength'],
+  })
+  .openapi('TaskSpec');
+
+export const modelSpecSchema = z
+  .strictObject({
+    preset: z.enum(modelPresets).default('tiny'),
+    layers: int(1, 24).optional(),
+    dModel: int(16, 2048).optional(),
+    heads: int(1, 32).optional(),
+    contextLength: int(8, 4096).optional(),
+  })
+  .refine((m) => m.dModel === undefined || m.heads === undefined || m.dModel % m.heads === 0, {
+    message: 'dModel must be divisible by heads',
+    path: ['heads'],
+  })
+  .openapi('ModelSpec');
+
+export const workflowSpecSchema = z
+  .strictObject({
+    algorithm: z.enum(algorithms).default('grpo'),
+    mode: z.enum(placementModes).default('auto'),
+    model: modelSpecSchema.default({ preset: 'tiny' }),
+    task: taskSpecSchema,
+    steps: int(1, 1_000_000).default(100),
+    promptsPerStep: int(1, 4096).default(64),
+    groupSize: int(2, 256).default(8),
+    learningRate: z.number().positive().max(1).default(3e-4),
+    temperature: z.number().positive().max(10).default(1),
+    maxWeightLag: int(0, 64).default(1),
+    checkpointEvery: int(1, 1_000_000).default(20),
+    evalEvery: int(1, 1_000_000).default(10),
+  })
+  .openapi('WorkflowSpec');
+
+export const resourcesSpecSchema = z
+  .strictObject({
+    devices: int(1, 1024).default(1).openapi({ description: 'Devices the job needs at least' }),
+    maxDevices: int(1, 1024).optional().openapi({ description: 'Devices the job can use at most' }),
+    memoryPerDeviceMiB: int(1, 1 << 24).optional(),
+  })
+  .refine((r) => r.maxDevices === undefined || r.maxDevices >= r.devices, {
+    message: 'maxDevices must be at least devices',
+    path: ['maxDevices'],
+  })
+  .openapi('ResourcesSpec');
+
+export const jobSpecSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+        'letters, digits, ".", "_" and "-", starting with a letter or digit',
+      ),
+    pool: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z0-9][a-z0-9-]*$/)
+      .default('default'),
+    priority: z.enum(Object.keys(priorityLevels) as [keyof typeof priorityLevels]).default('normal'),
+    maxAttempts: int(1, 20).default(3),
+    resources: resourcesSpecSchema.default({ devices: 1 }),
+    workflow: workflowSpecSchema,
+    initialCheckpoint: z
+      .strictObject({ jobId: z.uuid(), checkpointId: z.uuid() })
+      .optional()
+      .openapi({ description: 'Start from a checkpoint of one of your own jobs' }),
+  })
+  .openapi('JobSpec', {
+    example: { name: 'add-grpo', workflow: { task: { name: 'addition', digits: 2 } } },
+  });
+
+export type JobSpecInput = z.input<typeof jobSpecSchema>;
+export type JobSpec = z.output<typeof jobSpecSchema>;

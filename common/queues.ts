@@ -1,0 +1,35 @@
+/**
+ * Names every process agrees on in Redis. All keys live under one prefix so that several systems
+ * (or test runs) can share a Redis: BullMQ gets it as its `prefix`, everything else prepends it.
+ */
+export const JOBS_QUEUE = 'jobs';
+
+export interface RedisNames {
+  prefix: string;
+  /** BullMQ queue prefix (BullMQ adds `:<queue>:...`). */
+  bullPrefix: string;
+  /** Pub/sub channel carrying `{ jobId, eventId }` whenever a job event row is committed. */
+  eventsChannel: string;
+  /** Pub/sub channel carrying `{ jobId, action }` for workers: cancel / preempt. */
+  controlChannel: string;
+}
+
+export function redisNames(prefix: string): RedisNames {
+  const p = prefix.endsWith(':') ? prefix : `${prefix}:`;
+  return {
+    prefix: p,
+    bullPrefix: `${p}bull`,
+    eventsChannel: `${p}events`,
+    controlChannel: `${p}control`,
+  };
+}
+
+/** BullMQ job id of a job's n-th trip through the queue: each requeue gets a fresh entry. */
+export const queueEntryId = (jobId: string, queueSeq: number) => `${jobId}-q${queueSeq}`;
+
+/** Payload of a queue entry; PostgreSQL holds everything else about the job. */
+export interface QueuedJobMessage {
+  jobId: string;
+  tenantId: string;
+  queueSeq: number;
+}

@@ -1,0 +1,169 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Queue } from 'bullmq';
+import { JOBS_QUEUE, queueEntryId } from '../../common/queues.js';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+
+let h: Harness;
+let alice: TestTenant;
+
+before(async () => {
+  h = await startHarness();
+  alice = await h.createTenant('alice');
+});
+after(() => h.close());
+
+const minimal = { name: 'my-run', workflow: { task: { name: 'addition' } } };
+
+describe('POST /v1/jobs', () => {
+  test('accepts the minimal spec, fills defaults, commits and enqueues once', async () => {
+    const res = await alice.as(h.http.post('/v1/jobs')).send(minimal).expect(201);
+    const job = res.body;
+    assert.equal(job.object, 'job');
+    assert.equal(job.status, 'queued');
+    assert.equal(job.waitReason, 'capacity');
+    assert.equal(job.spec.workflow.algorithm, 'grpo');
+    assert.equal(job.spec.workflow.model.preset, 'tiny');
+    assert.equal(job.spec.resources.devices, 1);
+    assert.equal(job.priority, 'normal');
+    const queue = new Queue(JOBS_QUEUE, {
+      connection: { url: h.config.REDIS_URL },
+      prefix: h.api.deps.names.bullPrefix,
+    });
+    try {
+      const entry = await queue.getJob(queueEntryId(job.id, 0));
+      assert.ok(entry, 'queue entry exists');
+      assert.deepEqual(entry.data, { jobId: job.id, tenantId: alice.id, queueSeq: 0 });
+    } finally {
+      await queue.close();
+    }
+    const events = await alice.as(h.http.get(`/v1/jobs/${job.id}/events`)).expect(200);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['job.queued'],
+    );
+  });
+
+  test('the same Idempotency-Key and body return the same job; another body is 409', async () => {
+    const key = 'retry-123';
+    const a = await alice.as(h.http.post('/v1/jobs')).set('Idempotency-Key', key).send(minimal).expect(201);
+    const b = await alice.as(h.http.post('/v1/jobs')).set('Idempotency-Key', key).send(minimal).expect(201);
+    assert.equal(b.body.id, a.body.id);
+    assert.equal(b.headers['idempotent-replayed'], 'true');
+    const c = await alice
+      .as(h.http.post('/v1/jobs'))
+      .set('Idempotency-Key', key)
+      .send({ ...minimal, name: 'other' })
+      .expect(409);
+    assert.equal(c.body.error.code, 'conflict');
+    assert.equal(c.body.error.param, 'Idempotency-Key');
+  });
+
+  test('concurrent requests with one Idempotency-Key create one job', async () => {
+    const key = 'concurrent-key';
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        alice.as(h.http.post('/v1/jobs')).set('Idempotency-Key', key).send(minimal),
+      ),
+    );
+    assert.ok(results.every((r) => r.status === 201));
+    assert.equal(new Set(results.map((r) => r.body.id)).size, 1);
+  });
+});
+
+describe('GET /v1/jobs', () => {
+  test('pages newest first with a cursor and filters by status and name', async () => {
+    const bob = await h.createTenant('bob-pages');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await bob
+        .as(h.http.post('/v1/jobs'))
+        .send({ ...minimal, name: i % 2 ? 'odd' : 'even' })
+        .expect(201);
+      ids.push(r.body.id);
+    }
+    const page1 = await bob.as(h.http.get('/v1/jobs?limit=2')).expect(200);
+    assert.deepEqual(
+      page1.body.data.map((j: { id: string }) => j.id),
+      [ids[4], ids[3]],
+    );
+    assert.ok(page1.body.nextCursor);
+    const page2 = await bob.as(h.http.get(`/v1/jobs?limit=2&after=${page1.body.nextCursor}`)).expect(200);
+    assert.deepEqual(
+      page2.body.data.map((j: { id: string }) => j.id),
+      [ids[2], ids[1]],
+    );
+    const page3 = await bob.as(h.http.get(`/v1/jobs?limit=2&after=${page2.body.nextCursor}`)).expect(200);
+    assert.deepEqual(
+      page3.body.data.map((j: { id: string }) => j.id),
+      [ids[0]],
+    );
+    assert.equal(page3.body.nextCursor, null);
+    const odd = await bob.as(h.http.get('/v1/jobs?name=odd')).expect(200);
+    assert.equal(odd.body.data.length, 2);
+    await bob.as(h.http.post(`/v1/jobs/${ids[0]}/cancel`)).expect(200);
+    const cancelled = await bob.as(h.http.get('/v1/jobs?status=cancelled')).expect(200);
+    assert.deepEqual(
+      cancelled.body.data.map((j: { id: string }) => j.id),
+      [ids[0]],
+    );
+  });
+
+  test('GET /v1/jobs/{id} shows the queue position of a queued job', async () => {
+    const carol = await h.createTenant('carol-pos');
+    const first = await carol
+      .as(h.http.post('/v1/jobs'))
+      .send({ ...minimal, pool: 'pos-pool' })
+      .expect(201);
+    const second = await carol
+      .as(h.http.post('/v1/jobs'))
+      .send({ ...minimal, pool: 'pos-pool' })
+      .expect(201);
+    const urgent = await carol
+      .as(h.http.post('/v1/jobs'))
+      .send({ ...minimal, pool: 'pos-pool', priority: 'urgent' })
+      .expect(201);
+    const pos = async (id: string) =>
+      (await carol.as(h.http.get(`/v1/jobs/${id}`)).expect(200)).body.queuePosition;
+    assert.equal(await pos(urgent.body.id), 1);
+    assert.equal(await pos(first.body.id), 2);
+    assert.equal(await pos(second.body.id), 3);
+  });
+});
+
+describe('POST /v1/jobs/{id}/cancel', () => {
+  test('cancels a queued job, removes its queue entry, frees its quota slot, and is idempotent', async () => {
+    const dave = await h.createTenant('dave-cancel', { maxActiveJobs: 1 });
+    const job = (await dave.as(h.http.post('/v1/jobs')).send(minimal).expect(201)).body;
+    await dave.as(h.http.post('/v1/jobs')).send(minimal).expect(429);
+    const c1 = await dave.as(h.http.post(`/v1/jobs/${job.id}/cancel`)).expect(200);
+    assert.equal(c1.body.status, 'cancelled');
+    assert.ok(c1.body.finishedAt);
+    const c2 = await dave.as(h.http.post(`/v1/jobs/${job.id}/cancel`)).expect(200);
+    assert.equal(c2.body.status, 'cancelled');
+    assert.equal(c2.body.finishedAt, c1.body.finishedAt);
+    const queue = new Queue(JOBS_QUEUE, {
+      connection: { url: h.config.REDIS_URL },
+      prefix: h.api.deps.names.bullPrefix,
+    });
+    try {
+      assert.equal(await queue.getJob(queueEntryId(job.id, 0)), undefined);
+    } finally {
+      await queue.close();
+    }
+    const events = await dave.as(h.http.get(`/v1/jobs/${job.id}/events`)).expect(200);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['job.queued', 'job.cancelled'],
+    );
+    await dave.as(h.http.post('/v1/jobs')).send(minimal).expect(201);
+  });
+
+  test('a finished job cannot be cancelled (409)', async () => {
+    const erin = await h.createTenant('erin-final');
+    const job = (await erin.as(h.http.post('/v1/jobs')).send(minimal).expect(201)).body;
+    await h.api.deps.db.pool.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [job.id]);
+    const r = await erin.as(h.http.post(`/v1/jobs/${job.id}/cancel`)).expect(409);
+    assert.equal(r.body.error.code, 'conflict');
+  });
+});

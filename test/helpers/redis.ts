@@ -1,0 +1,26 @@
+/** Each test file gets its own Redis key prefix; `cleanup` deletes every key under it. */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export const testRedisUrl = () =>
+  process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function testPrefix(): string {
+  return `ts-test-${randomBytes(5).toString('hex')}`;
+}
+
+export async function deleteKeys(prefix: string, url = testRedisUrl()): Promise<number> {
+  const redis = new Redis(url);
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return deleted;
+}
