@@ -216,6 +216,10 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const size = await deps.storage.size(ck.storageKey);
     if (size === null) throw new ApiError('not_found', 'checkpoint file is missing from storage');
     const range = parseRange(req.get('range'), size);
+    if (range === 'unsatisfiable') {
+      res.set('Content-Range', `bytes */${size}`);
+      throw new ApiError('range_not_satisfiable', `range outside 0-${size - 1}`, 'Range');
+    }
     res.set({
       'Content-Type': 'application/octet-stream',
       'Accept-Ranges': 'bytes',
@@ -223,10 +227,6 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'Content-Disposition': `attachment; filename="checkpoint-step${ck.step}.safetensors"`,
       ETag: `"${ck.sha256}"`,
     });
-    if (range === 'unsatisfiable') {
-      res.set('Content-Range', `bytes */${size}`);
-      throw new ApiError('range_not_satisfiable', `range outside 0-${size - 1}`, 'Range');
-    }
     if (range) {
       res.status(206).set({
         'Content-Range': `bytes ${range.start}-${range.end}/${size}`,

@@ -1,0 +1,155 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+
+let h: Harness;
+let t: TestTenant;
+
+before(async () => {
+  h = await startHarness({ TIMESHARE_BODY_LIMIT: '16kb' });
+  t = await h.createTenant('validator');
+});
+after(() => h.close());
+
+async function rowCounts() {
+  const r = await h.api.deps.db.pool.query(
+    `SELECT (SELECT count(*) FROM jobs)::int AS jobs, (SELECT count(*) FROM job_events)::int AS events,
+            (SELECT count(*) FROM idempotency_keys)::int AS keys, (SELECT active_jobs FROM quotas WHERE tenant_id = $1) AS active`,
+    [t.id],
+  );
+  return r.rows[0];
+}
+
+const minimal = { name: 'ok', workflow: { task: { name: 'addition' } } };
+
+describe('bad input is a 400/413 with a stable code, and writes nothing', () => {
+  test('malformed JSON → 400 invalid_request', async () => {
+    const before = await rowCounts();
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .set('Content-Type', 'application/json')
+      .set('Idempotency-Key', 'k1')
+      .send('{"name": "x", ')
+      .expect(400);
+    assert.deepEqual(res.body, {
+      error: {
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        message: 'request body is not valid JSON',
+        param: null,
+      },
+    });
+    assert.deepEqual(await rowCounts(), before);
+  });
+
+  const cases: [string, unknown, string][] = [
+    ['wrong type', { ...minimal, name: 42 }, 'name'],
+    ['bad enum', { name: 'x', workflow: { task: { name: 'chess' } } }, 'workflow.task.name'],
+    ['unknown field', { ...minimal, gpus: 8 }, 'gpus'],
+    [
+      'nested unknown field',
+      { name: 'x', workflow: { task: { name: 'addition', digitz: 2 } } },
+      'workflow.task.digitz',
+    ],
+    ['missing workflow', { name: 'x' }, 'workflow'],
+    ['out of range', { ...minimal, resources: { devices: 0 } }, 'resources.devices'],
+    ['cross-field', { ...minimal, resources: { devices: 4, maxDevices: 2 } }, 'resources.maxDevices'],
+    ['not an object', [1, 2, 3], ''],
+  ];
+  for (const [label, body, param] of cases) {
+    test(`${label} → 400 naming "${param}"`, async () => {
+      const before = await rowCounts();
+      const res = await t
+        .as(h.http.post('/v1/jobs'))
+        .set('Idempotency-Key', `k-${label}`)
+        .send(body as object)
+        .expect(400);
+      assert.equal(res.body.error.code, 'invalid_request');
+      assert.equal(res.body.error.param, param || null);
+      assert.deepEqual(await rowCounts(), before);
+    });
+  }
+
+  test('a body over the limit → 413 payload_too_large', async () => {
+    const before = await rowCounts();
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ ...minimal, name: 'big', padding: 'x'.repeat(20_000) })
+      .expect(413);
+    assert.equal(res.body.error.code, 'payload_too_large');
+    assert.deepEqual(await rowCounts(), before);
+  });
+
+  test('wrong types in query strings → 400 naming the parameter', async () => {
+    for (const [qs, param] of [
+      ['limit=abc', 'limit'],
+      ['limit=0', 'limit'],
+      ['limit=1000', 'limit'],
+      ['status=sleeping', 'status'],
+      ['after=garbage', 'after'],
+      ['bogus=1', 'bogus'],
+    ]) {
+      const res = await t.as(h.http.get(`/v1/jobs?${qs}`)).expect(400);
+      assert.equal(res.body.error.param, param, qs);
+    }
+    const job = (await t.as(h.http.post('/v1/jobs')).send(minimal).expect(201)).body;
+    for (const [qs, param] of [
+      ['from_step=x', 'from_step'],
+      ['to_step=-1', 'to_step'],
+      ['from_step=5&to_step=2', 'from_step'],
+    ]) {
+      const res = await t.as(h.http.get(`/v1/jobs/${job.id}/metrics?${qs}`)).expect(400);
+      assert.equal(res.body.error.param, param, qs);
+    }
+    const ev = await t.as(h.http.get(`/v1/jobs/${job.id}/events?after=abc`)).expect(400);
+    assert.equal(ev.body.error.param, 'after');
+  });
+
+  test('an over-long Idempotency-Key → 400 naming the header', async () => {
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .set('Idempotency-Key', 'k'.repeat(300))
+      .send(minimal)
+      .expect(400);
+    assert.equal(res.body.error.param, 'Idempotency-Key');
+  });
+
+  test('an initial checkpoint that is not yours → 400, nothing written', async () => {
+    const before = await rowCounts();
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .send({
+        ...minimal,
+        initialCheckpoint: {
+          jobId: '00000000-0000-4000-8000-000000000000',
+          checkpointId: '00000000-0000-4000-8000-000000000001',
+        },
+      })
+      .expect(400);
+    assert.equal(res.body.error.param, 'initialCheckpoint.checkpointId');
+    assert.deepEqual(await rowCounts(), before);
+  });
+
+  test('admin quota update validates too', async () => {
+    const res = await h
+      .admin(h.http.put(`/v1/tenants/${t.id}/quota`))
+      .send({ maxActiveJobs: -1 })
+      .expect(400);
+    assert.equal(res.body.error.param, 'maxActiveJobs');
+  });
+});
+
+describe('unknown routes and ids', () => {
+  test('an unknown route is a JSON 404', async () => {
+    const res = await h.http.get('/v1/nope').expect(404);
+    assert.equal(res.body.error.code, 'not_found');
+  });
+  test('a malformed job id is a 404, not a 500', async () => {
+    await t.as(h.http.get('/v1/jobs/not-a-uuid')).expect(404);
+    await t.as(h.http.post('/v1/jobs/not-a-uuid/cancel')).expect(404);
+  });
+  test('every response carries a request id', async () => {
+    const res = await h.http.get('/healthz').set('X-Request-Id', 'abc-123').expect(200);
+    assert.equal(res.headers['x-request-id'], 'abc-123');
+  });
+});
