@@ -22,9 +22,8 @@ export function generateApiKey(role: KeyRole): NewApiKey {
 
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 
-/** Constant-time comparison of a presented secret with a configured one. */
-export function secretEquals(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+/** Constant-time check of a presented secret against a configured one (compared as sha256 digests). */
+export function secretMatcher(expected: string): (presented: string) => boolean {
+  const want = createHash('sha256').update(expected).digest();
+  return (presented) => timingSafeEqual(createHash('sha256').update(presented).digest(), want);
 }

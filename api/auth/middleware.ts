@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../common/errors.js';
-import { secretEquals } from './api-keys.js';
+import { secretMatcher } from './api-keys.js';
 import { verifyToken, type Principal } from './jwt.js';
 
 declare module 'express-serve-static-core' {
@@ -20,6 +20,7 @@ export interface AuthConfig {
 }
 
 export function authenticate(cfg: AuthConfig) {
+  const isAdminKey = secretMatcher(cfg.adminKey);
   return (req: Request, _res: Response, next: NextFunction) => {
     const header = req.headers.authorization;
     if (!header) return next();
@@ -27,7 +28,7 @@ export function authenticate(cfg: AuthConfig) {
     if (!match?.[1])
       return next(new ApiError('unauthorized', 'Authorization header must be "Bearer <token>"'));
     const credential = match[1];
-    if (secretEquals(credential, cfg.adminKey)) {
+    if (isAdminKey(credential)) {
       req.principal = { role: 'admin', sub: 'admin' };
       return next();
     }

@@ -88,11 +88,9 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     if (admitted.created) {
       if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
       deps.metrics.jobsSubmitted.inc();
+      // No event notification here: nobody can be watching a job whose id this response carries.
       try {
-        await Promise.all([
-          deps.queue.enqueue({ jobId: job.id, tenantId, queueSeq: job.queueSeq }),
-          notifyEvent(deps.redis, deps.names, { jobId: job.id, eventId: admitted.eventId }),
-        ]);
+        await deps.queue.enqueue({ jobId: job.id, tenantId, queueSeq: job.queueSeq });
       } catch (err) {
         // Committed but not enqueued: the job is accepted; reconciliation enqueues it.
         req.log.warn({ err, jobId: job.id }, 'enqueue failed; left to reconciliation');

@@ -13,8 +13,8 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startProcess(entry: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, entry)], {
+export function startProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(repoRoot, entry)], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,130 @@
+/**
+ * `npm start`: the whole system on one machine — API, scheduler and one worker-node daemon — against
+ * PostgreSQL and Redis found or started by services.ts. Prints the URL and a session admin key.
+ * Each process is a real child process with its own entry point, as in production.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyMigrations } from '../../prisma/tools/schema-engine.js';
+import { findPostgres, findRedis, type Service } from './services.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dataDir = path.join(root, '.data');
+const log = (m: string) => console.log(`[start] ${m}`);
+const children: ChildProcess[] = [];
+const services: Service[] = [];
+
+function run(name: string, entry: string, env: NodeJS.ProcessEnv, args: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry), ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const prefix = `[${name}] `;
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let buf = '';
+    stream.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        process.stdout.write(prefix + buf.slice(0, i + 1));
+        buf = buf.slice(i + 1);
+      }
+    });
+  }
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited (${signal ?? code}); stopping everything`);
+      void stop(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+let stopping = false;
+async function stop(code: number): Promise<never> {
+  stopping = true;
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  );
+  for (const s of services) await s.stop();
+  process.exit(code);
+}
+
+async function waitForApi(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the API did not become ready within 30 s');
+}
+
+async function main(): Promise<void> {
+  mkdirSync(dataDir, { recursive: true });
+  const postgres = await findPostgres(dataDir, log);
+  services.push(postgres);
+  const redis = await findRedis(dataDir, log);
+  services.push(redis);
+  log(`PostgreSQL (${postgres.source}): ${postgres.url}`);
+  log(`Redis (${redis.source}): ${redis.url}`);
+  const applied = await applyMigrations(postgres.url);
+  log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+
+  const port = process.env.PORT ?? '8080';
+  const host = process.env.HOST ?? '127.0.0.1';
+  const url = `http://${host}:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: postgres.url,
+    REDIS_URL: redis.url,
+    PORT: port,
+    HOST: host,
+    TIMESHARE_ADMIN_KEY: process.env.TIMESHARE_ADMIN_KEY ?? `tsa_${randomBytes(24).toString('base64url')}`,
+    TIMESHARE_JWT_SECRET: process.env.TIMESHARE_JWT_SECRET ?? randomBytes(32).toString('hex'),
+    TIMESHARE_STORAGE_ROOT: process.env.TIMESHARE_STORAGE_ROOT ?? path.join(dataDir, 'checkpoints'),
+  };
+
+  run('api', 'api/main.ts', env);
+  await waitForApi(url);
+  const nodeKey = await fetch(`${url}/v1/node-keys`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${env.TIMESHARE_ADMIN_KEY}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'local-worker' }),
+  }).then((r) => r.json() as Promise<{ apiKey: string }>);
+  run('scheduler', 'scheduler/main.ts', env);
+  run(
+    'worker',
+    'worker-node/main.ts',
+    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey.apiKey },
+    ['--virtual-devices', process.env.TIMESHARE_VIRTUAL_DEVICES ?? '2'],
+  );
+
+  console.log(
+    [
+      '',
+      `  Timeshare is running at ${url}`,
+      `  Admin key for this session: ${env.TIMESHARE_ADMIN_KEY}`,
+      '',
+      `  export TS=${url} ADMIN=${env.TIMESHARE_ADMIN_KEY}`,
+      '  curl -s -X POST $TS/v1/tenants -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" -d \'{"name":"acme"}\'',
+      '  (the README walks through the rest; Ctrl-C stops everything)',
+      '',
+    ].join('\n'),
+  );
+}
+
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+main().catch(async (err) => {
+  console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
+  await stop(1);
+});

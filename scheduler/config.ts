@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+const schema = z.object({
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
+  TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type SchedulerConfig = Readonly<z.output<typeof schema>>;
+
+export function loadSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
+  const r = schema.safeParse(env);
+  if (!r.success)
+    throw new Error(
+      `invalid configuration: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return Object.freeze(r.data);
+}

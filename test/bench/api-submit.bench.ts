@@ -1,0 +1,145 @@
+/**
+ * `npm run bench:api`: 10,000 job submissions at concurrency 32 through the real API process
+ * (HTTP + JWT auth + zod validation + the PostgreSQL admission statement + BullMQ enqueue), next to
+ * the same number of raw BullMQ `Queue.add` calls measured in the same run as the baseline.
+ * Target on 2 cores: ≥ 1,500 submissions/s and p99 < 50 ms.
+ */
+import http from 'node:http';
+import { Queue } from 'bullmq';
+import { createTestDatabase } from '../helpers/database.js';
+import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
+import { testEnv } from '../helpers/api-harness.js';
+import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';
+import { fmt, runConcurrent, type RunResult } from './stats.js';
+
+const TOTAL = Number(process.env.BENCH_TOTAL ?? 10_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const TENANTS = 4;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function post(url: string, path: string, token: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function json(url: string, init: RequestInit) {
+  const res = await fetch(url, init);
+  if (!res.ok) throw new Error(`${init.method} ${url} → ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, string>>;
+}
+
+function line(label: string, r: RunResult) {
+  return `${label.padEnd(34)} ${fmt(r.perSecond, 0).padStart(7)}/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   max ${fmt(r.max, 1).padStart(6)} ms   errors ${r.errors}`;
+}
+
+async function main() {
+  const db = await createTestDatabase();
+  const prefix = testPrefix();
+  const port = await freePort();
+  const env = testEnv(db.url, prefix, {
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    TIMESHARE_DB_POOL_SIZE: '16',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the API process there.
+  const profile = process.env.BENCH_PROFILE_DIR;
+  const api = startProcess('api/main.ts', env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
+  const queue = new Queue('baseline', { connection: { url: testRedisUrl() }, prefix: `${prefix}:baseline` });
+  try {
+    await waitForHttp(`${url}/readyz`, api);
+    const admin = { Authorization: `Bearer ${env.TIMESHARE_ADMIN_KEY}`, 'Content-Type': 'application/json' };
+    const tokens: string[] = [];
+    for (let i = 0; i < TENANTS; i++) {
+      const t = await json(`${url}/v1/tenants`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: `bench-${i}` }),
+      });
+      await json(`${url}/v1/tenants/${t.id}/quota`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ maxActiveJobs: TOTAL }),
+      });
+      const tok = await json(`${url}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ apiKey: t.apiKey }),
+      });
+      tokens.push(tok.token!);
+    }
+    const body = (i: number) =>
+      JSON.stringify({
+        name: `bench-${i}`,
+        priority: 'normal',
+        resources: { devices: 1 },
+        workflow: {
+          algorithm: 'grpo',
+          task: { name: 'addition', digits: 2 },
+          steps: 100,
+          promptsPerStep: 64,
+        },
+      });
+
+    // Warm-up: JIT, connection pools, PostgreSQL plan cache.
+    await runConcurrent(
+      500,
+      CONCURRENCY,
+      async (i) => (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201,
+    );
+
+    const apiRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
+      return (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201;
+    });
+    const bullRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
+      await queue.add(
+        'job',
+        { jobId: `j${i}`, tenantId: 't', queueSeq: 0 },
+        { jobId: `j${i}-q0`, removeOnComplete: true },
+      );
+      return true;
+    });
+
+    console.log(`\nbench:api — ${TOTAL} submissions, concurrency ${CONCURRENCY}, ${TENANTS} tenants\n`);
+    console.log(line('POST /v1/jobs (full path)', apiRun));
+    console.log(line('baseline: BullMQ Queue.add', bullRun));
+    console.log(`\nAPI throughput / raw BullMQ throughput: ${fmt(apiRun.perSecond / bullRun.perSecond, 2)}×`);
+    console.log(
+      `targets: ≥ 1500 submissions/s (${apiRun.perSecond >= 1500 ? 'met' : 'NOT met'}), p99 < 50 ms (${apiRun.p99 < 50 ? 'met' : 'NOT met'})`,
+    );
+    if (apiRun.errors) process.exitCode = 1;
+  } finally {
+    await api.kill('SIGTERM');
+    await queue.close();
+    await db.drop();
+    await deleteKeys(prefix);
+    agent.destroy();
+  }
+}
+
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,55 @@
+/**
+ * The worker daemon's configuration: environment for where the control plane is and the node's
+ * credential; flags for what the node offers. Without GPUs a node offers virtual devices: a thread
+ * budget and a memory budget per device, which the engine enforces.
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const envSchema = z.object({
+  TIMESHARE_API_URL: z.url().default('http://127.0.0.1:8080'),
+  TIMESHARE_NODE_KEY: z.string().startsWith('tsn_', 'TIMESHARE_NODE_KEY must be a node key (tsn_…)'),
+  TIMESHARE_NODE_NAME: z.string().min(1).max(128).default(os.hostname()),
+  TIMESHARE_POOL: z.string().min(1).default('default'),
+  TIMESHARE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+const flagsSchema = z.object({
+  virtualDevices: z.coerce.number().int().min(1).max(64),
+  deviceMemory: z.coerce
+    .number()
+    .int()
+    .min(1 << 20),
+  threadsPerDevice: z.coerce.number().int().min(1).max(256),
+});
+
+export type WorkerConfig = Readonly<z.output<typeof envSchema> & z.output<typeof flagsSchema>>;
+
+export function loadWorkerConfig(
+  argv = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): WorkerConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'virtual-devices': { type: 'string', default: '2' },
+      'device-memory': { type: 'string', default: String(512 * 1024 * 1024) },
+      'threads-per-device': { type: 'string', default: '1' },
+    },
+    strict: true,
+  });
+  const e = envSchema.safeParse(env);
+  const f = flagsSchema.safeParse({
+    virtualDevices: values['virtual-devices'],
+    deviceMemory: values['device-memory'],
+    threadsPerDevice: values['threads-per-device'],
+  });
+  const issues = [...(e.error?.issues ?? []), ...(f.error?.issues ?? [])];
+  if (issues.length)
+    throw new Error(
+      `invalid configuration: ${issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return Object.freeze({ ...e.data!, ...f.data! });
+}
