@@ -14,6 +14,7 @@ import { healthRoutes } from './routes/health.js';
 import { infraRoutes } from './routes/infra.js';
 import { jobDataRoutes } from './routes/job-data.js';
 import { jobRoutes } from './routes/jobs.js';
+import { nodeJobRoutes } from './routes/node-jobs.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { usageRoutes } from './routes/usage.js';
 import type { ApiDeps } from './deps.js';
@@ -53,6 +54,7 @@ export function createApp(deps: ApiDeps): express.Express {
   app.use(jobDataRoutes(deps, registry));
   app.use(usageRoutes(deps, registry));
   app.use(infraRoutes(deps, registry));
+  app.use(nodeJobRoutes(deps, registry));
 
   app.use(notFoundRoute);
   app.use(errorHandler);

@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger.js';
 import type { RedisNames } from '../common/queues.js';
 import type { ApiMetrics } from './http/prom.js';
 import type { EventHub } from './jobs/event-hub.js';
-import type { JobQueue } from './jobs/queue.js';
+import type { JobQueue } from '../common/jobs/queue.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */

@@ -12,8 +12,8 @@ import { connectRedis } from '../common/redis.js';
 import { createApp } from './app.js';
 import { createApiMetrics } from './http/prom.js';
 import { EventHub } from './jobs/event-hub.js';
-import { JobQueue } from './jobs/queue.js';
-import { reconcileQueue } from './jobs/reconcile.js';
+import { JobQueue } from '../common/jobs/queue.js';
+import { reconcileQueue } from '../common/jobs/reconcile.js';
 import { LocalCheckpointStorage } from './storage/checkpoint-storage.js';
 import type { ApiDeps } from './deps.js';
 

@@ -12,6 +12,10 @@ export interface RedisNames {
   eventsChannel: string;
   /** Pub/sub channel carrying `{ jobId, action }` for workers: cancel / preempt. */
   controlChannel: string;
+  /** Pub/sub channel a node's daemon listens on for "your assignments changed". */
+  nodeChannel(nodeId: string): string;
+  /** Prefix of the device-lock keys (scheduler/device-lock). */
+  lockPrefix: string;
 }
 
 export function redisNames(prefix: string): RedisNames {
@@ -21,11 +25,16 @@ export function redisNames(prefix: string): RedisNames {
     bullPrefix: `${p}bull`,
     eventsChannel: `${p}events`,
     controlChannel: `${p}control`,
+    nodeChannel: (nodeId: string) => `${p}node:${nodeId}`,
+    lockPrefix: p,
   };
 }
 
 /** BullMQ job id of a job's n-th trip through the queue: each requeue gets a fresh entry. */
 export const queueEntryId = (jobId: string, queueSeq: number) => `${jobId}-q${queueSeq}`;
+
+/** Device ids in the lock service: `<nodeId>/<index>`, so a node's timeline is a prefix query. */
+export const deviceLockId = (nodeId: string, index: number) => `${nodeId}/${index}`;
 
 /** Payload of a queue entry; PostgreSQL holds everything else about the job. */
 export interface QueuedJobMessage {

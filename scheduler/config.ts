@@ -4,6 +4,9 @@ const schema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
   TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
+  TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce.number().int().min(1).max(64).default(2),
+  TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
+  TIMESHARE_PLACEMENT_RETRY_MS: z.coerce.number().int().min(50).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -11,9 +14,10 @@ export type SchedulerConfig = Readonly<z.output<typeof schema>>;
 
 export function loadSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
   const r = schema.safeParse(env);
-  if (!r.success)
+  if (!r.success) {
     throw new Error(
       `invalid configuration: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
+  }
   return Object.freeze(r.data);
 }

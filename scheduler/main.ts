@@ -1,39 +1,63 @@
 /**
- * Entry point of the global scheduler: `node dist/scheduler/main.js`.
+ * Entry point of the scheduler: `node dist/scheduler/main.js`.
  *
- * Today it connects to the job queue and reports what is waiting; admission, fair share, placement
- * and the device-lock service land with the scheduler issue (see docs/architecture.md). It never
- * consumes queue entries yet, so accepted jobs stay queued, visible and cancellable.
+ * Today: the minimal placement path (first fit with time-sharing, placement/), node liveness
+ * (liveness.ts) and the device-lock sweeper. The global scheduler (fair share, cost model,
+ * re-planning, preemption, leader election) replaces the placement path in its own issue.
  */
-import { Queue } from 'bullmq';
-import { loadSchedulerConfig } from './config.js';
+import { connectDatabase } from '../common/db.js';
+import { JobQueue } from '../common/jobs/queue.js';
 import { createLogger } from '../common/logger.js';
-import { JOBS_QUEUE, redisNames } from '../common/queues.js';
+import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
+import { loadSchedulerConfig } from './config.js';
+import { sweepLostNodes } from './liveness.js';
+import { startPlacementConsumer } from './placement/consumer.js';
 
 const config = loadSchedulerConfig();
 const logger = createLogger('scheduler', config.LOG_LEVEL);
-const connection = connectRedis(config.REDIS_URL, { blocking: true });
-const queue = new Queue(JOBS_QUEUE, {
-  connection,
-  prefix: redisNames(config.TIMESHARE_REDIS_PREFIX).bullPrefix,
+const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
+const db = connectDatabase(config.DATABASE_URL, 4);
+const redis = connectRedis(config.REDIS_URL);
+const blocking = connectRedis(config.REDIS_URL, { blocking: true });
+const queue = new JobQueue(connectRedis(config.REDIS_URL, { blocking: true }), names);
+
+const placement = startPlacementConsumer({
+  pool: db.pool,
+  redis,
+  blocking,
+  names,
+  logger,
+  options: {
+    maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE,
+    heartbeatTimeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
+    retryMs: config.TIMESHARE_PLACEMENT_RETRY_MS,
+  },
 });
 
-let last = -1;
-async function report(): Promise<void> {
-  const waiting = await queue.getWaitingCount();
-  if (waiting !== last) logger.info({ waiting }, 'jobs waiting for placement');
-  last = waiting;
-}
+const livenessTimer = setInterval(
+  () => {
+    sweepLostNodes({
+      pool: db.pool,
+      redis,
+      names,
+      queue,
+      logger,
+      timeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
+    }).catch((err) => logger.warn({ err }, 'liveness sweep failed'));
+  },
+  Math.max(250, Math.floor(config.TIMESHARE_NODE_TIMEOUT_MS / 4)),
+);
 
-logger.info('scheduler started (placement lands with the scheduler issue)');
-const timer = setInterval(() => report().catch((err) => logger.warn({ err }, 'queue report failed')), 10_000);
-void report().catch((err) => logger.warn({ err }, 'queue report failed'));
+logger.info({ maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE }, 'scheduler started');
 
 async function shutdown(): Promise<void> {
-  clearInterval(timer);
+  clearInterval(livenessTimer);
+  await placement.close();
   await queue.close();
-  connection.disconnect();
+  redis.disconnect();
+  blocking.disconnect();
+  await db.close();
   process.exit(0);
 }
 process.once('SIGTERM', () => void shutdown());

@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import type { JobEventNotice } from './events.js';
+import type { JobEventNotice } from '../../common/jobs/notify.js';
 
 export class EventHub {
   private readonly emitter = new EventEmitter();

@@ -3,18 +3,7 @@
  * Redis so that live SSE streams wake up. The row is the truth; a lost notification only delays a
  * stream until its next poll.
  */
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import type { RedisNames } from '../../common/queues.js';
-
-export interface JobEventNotice {
-  jobId: string;
-  eventId: string;
-}
-
-export async function notifyEvent(redis: Redis, names: RedisNames, notice: JobEventNotice): Promise<void> {
-  await redis.publish(names.eventsChannel, JSON.stringify(notice));
-}
 
 export interface EventRow {
   id: string;

@@ -10,7 +10,7 @@ import { jobListSchema, jobSchema, listJobsQuery, uuidParam } from '../http/sche
 import { parseOrThrow } from '../http/validate.js';
 import { admitJob } from '../jobs/admit.js';
 import { cancelJob } from '../jobs/cancel.js';
-import { notifyEvent } from '../jobs/events.js';
+import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { jobFromRow, serializeJob } from '../jobs/serialize.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -168,8 +168,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       const { job } = result;
       await Promise.all([
         deps.queue.remove(job.id, job.queueSeq),
-        notifyEvent(deps.redis, deps.names, { jobId: job.id, eventId: result.eventId }),
-        deps.redis.publish(deps.names.controlChannel, JSON.stringify({ jobId: job.id, action: 'cancel' })),
+        notifyEvents(deps.redis, deps.names, job.id, [result.eventId]),
+        sendControl(deps.redis, deps.names, { jobId: job.id, action: 'cancel' }),
       ]).catch((err) => req.log.warn({ err, jobId: job.id }, 'cancel fan-out failed; row is cancelled'));
     }
     res.json(serializeJob(result.job));

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { notifyEvent } from '../../api/jobs/events.js';
+import { notifyEvents } from '../../common/jobs/notify.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -76,7 +76,7 @@ async function appendEvent(jobId: string, type: string, data: object) {
     [jobId, type, JSON.stringify(data)],
   );
   const eventId = String(r.rows[0].id);
-  await notifyEvent(h.api.deps.redis, h.api.deps.names, { jobId, eventId });
+  await notifyEvents(h.api.deps.redis, h.api.deps.names, jobId, [eventId]);
   return eventId;
 }
 

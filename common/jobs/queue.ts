@@ -5,7 +5,7 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOBS_QUEUE, queueEntryId, type QueuedJobMessage, type RedisNames } from '../../common/queues.js';
+import { JOBS_QUEUE, queueEntryId, type QueuedJobMessage, type RedisNames } from '../queues.js';
 
 export class JobQueue {
   readonly queue: Queue<QueuedJobMessage>;

@@ -1,0 +1,226 @@
+/**
+ * The node side of running jobs: a daemon reads its assignments and reports on the jobs it runs
+ * (start, metrics/profiles/usage, checkpoints, outcome). Admins can preempt a job. Every report is
+ * guarded by the job still being placed on the reporting node (see common/jobs/transitions.ts), so a
+ * node that lost a job cannot touch it any more; such a report answers `{applied: false}`.
+ */
+import { Router, type Request } from 'express';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../common/zod.js';
+import { notFound } from '../../common/errors.js';
+import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
+import {
+  insertProfiles,
+  recordCheckpoint,
+  recordUsage,
+  resumePoint,
+  upsertMetrics,
+} from '../../common/jobs/reports.js';
+import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
+import { requireRole } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import { uuidParam } from '../http/schemas.js';
+import { parseOrThrow } from '../http/validate.js';
+import type { ApiDeps } from '../deps.js';
+
+const params = z.object({ id: z.uuid(), jobId: z.uuid() });
+
+const startBody = z
+  .strictObject({ resumedFromStep: z.number().int().min(0).nullable().default(null) })
+  .openapi('JobStart');
+const reportBody = z
+  .strictObject({
+    metrics: z
+      .array(
+        z.strictObject({
+          step: z.number().int().min(0),
+          name: z.string().min(1).max(128),
+          value: z.number(),
+        }),
+      )
+      .max(10_000)
+      .default([]),
+    profiles: z
+      .array(
+        z.strictObject({
+          stage: z.string().min(1).max(64),
+          step: z.number().int().min(0).nullable().default(null),
+          seconds: z.number().min(0),
+          tokens: z.number().int().min(0).default(0),
+          batch: z.number().int().min(0).default(0),
+          devices: z.number().int().min(1).default(1),
+          peakBytes: z.number().int().min(0).default(0),
+          onloadSeconds: z.number().min(0).default(0),
+          offloadSeconds: z.number().min(0).default(0),
+        }),
+      )
+      .max(1000)
+      .default([]),
+    deviceSeconds: z.number().min(0).default(0),
+  })
+  .openapi('JobReport');
+const checkpointBody = z
+  .strictObject({
+    step: z.number().int().min(0),
+    sizeBytes: z.number().int().min(0),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    storageKey: z
+      .string()
+      .min(1)
+      .max(512)
+      .refine((k) => !k.split('/').includes('..') && !k.startsWith('/'), 'must stay inside the storage root'),
+    meta: z.record(z.string(), z.unknown()).default({}),
+  })
+  .openapi('CheckpointReport');
+const finishBody = z
+  .strictObject({
+    outcome: z.enum(['succeeded', 'failed', 'preempted', 'crashed', 'drained']),
+    error: z.string().max(4000).nullable().default(null),
+  })
+  .openapi('JobFinish');
+
+const applied = z.object({ applied: z.boolean() });
+
+export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  const nodeOnly = requireRole('node');
+  const { pool } = deps.db;
+
+  const ids = (req: Request) => {
+    const p = params.safeParse(req.params);
+    if (!p.success) throw notFound('job');
+    return { nodeId: p.data.id, jobId: p.data.jobId };
+  };
+
+  async function after(t: Transitioned | null): Promise<boolean> {
+    if (!t) return false;
+    await notifyEvents(deps.redis, deps.names, t.job.id, t.eventIds);
+    if (t.job.status === 'queued') {
+      await deps.queue.enqueue({ jobId: t.job.id, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
+    }
+    return true;
+  }
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/nodes/{id}/assignments',
+    summary: 'Jobs placed on this node, with where each resumes from',
+    tags: ['nodes'],
+    request: { params: z.object({ id: z.uuid() }) },
+    responses: { 200: json(z.object({ data: z.array(z.record(z.string(), z.unknown())) })) },
+  });
+  r.get('/v1/nodes/:id/assignments', nodeOnly, async (req, res) => {
+    const nodeId = req.params.id as string;
+    if (!uuidParam.safeParse(nodeId).success) throw notFound('node');
+    const rows = await pool.query(
+      `SELECT id, tenant_id, status, spec, placement, attempts, max_attempts, priority, queue_seq
+         FROM jobs WHERE node_id = $1 AND status IN ('placed', 'running') ORDER BY priority DESC, created_at`,
+      [nodeId],
+    );
+    const data = [];
+    for (const j of rows.rows) {
+      const initial =
+        (j.spec as { initialCheckpoint?: { jobId: string; checkpointId: string } }).initialCheckpoint ?? null;
+      data.push({
+        jobId: j.id,
+        tenantId: j.tenant_id,
+        status: j.status,
+        spec: j.spec,
+        placement: j.placement,
+        attempts: j.attempts,
+        maxAttempts: j.max_attempts,
+        priority: j.priority,
+        queueSeq: j.queue_seq,
+        resumeFrom: await resumePoint(pool, j.id, initial),
+      });
+    }
+    res.json({ data });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/jobs/{jobId}/start',
+    summary: 'The node started the job (placed → running; counts an attempt)',
+    tags: ['nodes'],
+    request: { params, body: { content: { 'application/json': { schema: startBody } } } },
+    responses: { 200: json(applied) },
+  });
+  r.post('/v1/nodes/:id/jobs/:jobId/start', nodeOnly, async (req, res) => {
+    const { nodeId, jobId } = ids(req);
+    const body = parseOrThrow(startBody, req.body ?? {});
+    res.json({ applied: await after(await startJob(pool, jobId, nodeId, body.resumedFromStep)) });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/jobs/{jobId}/report',
+    summary: 'Metrics per step, stage profiles and device-seconds of a running job',
+    tags: ['nodes'],
+    request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
+    responses: { 200: json(applied) },
+  });
+  r.post('/v1/nodes/:id/jobs/:jobId/report', nodeOnly, async (req, res) => {
+    const { nodeId, jobId } = ids(req);
+    const body = parseOrThrow(reportBody, req.body);
+    const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
+    await insertProfiles(pool, jobId, nodeId, body.profiles);
+    await recordUsage(pool, jobId, nodeId, body.deviceSeconds);
+    res.json({ applied: written > 0 || body.metrics.length === 0 });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/jobs/{jobId}/checkpoints',
+    summary: 'A checkpoint file is durable in storage: record it',
+    tags: ['nodes'],
+    request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
+    responses: { 200: json(applied.extend({ checkpointId: z.uuid().nullable() })) },
+  });
+  r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', nodeOnly, async (req, res) => {
+    const { nodeId, jobId } = ids(req);
+    const body = parseOrThrow(checkpointBody, req.body);
+    const rec = await recordCheckpoint(pool, jobId, nodeId, body);
+    if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
+    res.json({ applied: rec !== null, checkpointId: rec?.id ?? null });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/jobs/{jobId}/finish',
+    summary: "The job's run on this node ended: succeeded, failed, preempted, crashed or drained",
+    description:
+      '`preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); ' +
+      '`crashed` does too until the attempts run out, then the job fails with the cause.',
+    tags: ['nodes'],
+    request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
+    responses: { 200: json(applied) },
+  });
+  r.post('/v1/nodes/:id/jobs/:jobId/finish', nodeOnly, async (req, res) => {
+    const { nodeId, jobId } = ids(req);
+    const { outcome, error } = parseOrThrow(finishBody, req.body);
+    const t =
+      outcome === 'succeeded' || outcome === 'failed'
+        ? await finishJob(pool, jobId, nodeId, outcome, error)
+        : await requeueJob(pool, jobId, nodeId, outcome, error);
+    res.json({ applied: await after(t) });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/jobs/{id}/preempt',
+    summary: 'Preempt a running job: it checkpoints, releases its devices and returns to the queue',
+    tags: ['jobs'],
+    request: { params: z.object({ id: z.uuid() }) },
+    responses: { 202: json(z.object({ jobId: z.uuid() }), 'Requested') },
+  });
+  r.post('/v1/jobs/:id/preempt', requireRole('admin'), async (req, res) => {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('job');
+    const q = await pool.query(`SELECT id FROM jobs WHERE id = $1 AND status IN ('placed', 'running')`, [id]);
+    if (!q.rows[0]) throw notFound('running job');
+    await sendControl(deps.redis, deps.names, { jobId: id, action: 'preempt' });
+    res.status(202).json({ jobId: id });
+  });
+
+  return r;
+}

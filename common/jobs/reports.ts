@@ -1,0 +1,162 @@
+/**
+ * What a running job reports through its node: metrics, stage profiles, device usage, checkpoints.
+ * Every write is guarded by the job still being on the reporting node.
+ */
+import type pg from 'pg';
+
+export interface MetricPoint {
+  step: number;
+  name: string;
+  value: number;
+}
+
+const ON_NODE = `EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND node_id = $2 AND status IN ('placed', 'running'))`;
+
+/**
+ * A step's metric is one row: a job resumed from a checkpoint re-runs the steps after it, and the
+ * run that continued overwrites what the lost run had reported — never a second row.
+ */
+export async function upsertMetrics(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  points: MetricPoint[],
+): Promise<number> {
+  if (!points.length) return 0;
+  const r = await pool.query(
+    `INSERT INTO metrics (job_id, step, name, value)
+     SELECT $1, s, n, v FROM unnest($3::int[], $4::text[], $5::float8[]) AS t(s, n, v) WHERE ${ON_NODE}
+     ON CONFLICT (job_id, name, step) DO UPDATE SET value = EXCLUDED.value, created_at = now()`,
+    [jobId, nodeId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => p.value)],
+  );
+  return r.rowCount ?? 0;
+}
+
+export interface StageProfileReport {
+  stage: string;
+  step: number | null;
+  seconds: number;
+  tokens: number;
+  batch: number;
+  devices: number;
+  peakBytes: number;
+  onloadSeconds: number;
+  offloadSeconds: number;
+}
+
+export async function insertProfiles(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  profiles: StageProfileReport[],
+): Promise<void> {
+  if (!profiles.length) return;
+  await pool.query(
+    `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, tokens, batch, devices, peak_bytes, onload_seconds, offload_seconds)
+     SELECT $1, $2, p.stage, p.step, p.seconds, p.tokens, p.batch, p.devices, p.peak_bytes, p.onload_seconds, p.offload_seconds
+       FROM jsonb_to_recordset($3::jsonb) AS p(stage text, step int, seconds float8, tokens int, batch int, devices int,
+                                               peak_bytes bigint, onload_seconds float8, offload_seconds float8)
+      WHERE ${ON_NODE}`,
+    [
+      jobId,
+      nodeId,
+      JSON.stringify(
+        profiles.map((p) => ({
+          stage: p.stage,
+          step: p.step,
+          seconds: p.seconds,
+          tokens: p.tokens,
+          batch: p.batch,
+          devices: p.devices,
+          peak_bytes: p.peakBytes,
+          onload_seconds: p.onloadSeconds,
+          offload_seconds: p.offloadSeconds,
+        })),
+      ),
+    ],
+  );
+}
+
+/** Device-seconds: the ledger row, the job's total and the tenant's period counter, together. */
+export async function recordUsage(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  deviceSeconds: number,
+): Promise<void> {
+  if (!(deviceSeconds > 0)) return;
+  await pool.query(
+    `WITH j AS (
+       UPDATE jobs SET device_seconds = device_seconds + $3 WHERE id = $1 AND node_id = $2 RETURNING tenant_id
+     ), q AS (
+       UPDATE quotas SET
+         period_device_seconds = CASE WHEN period_start < date_trunc('month', now()) THEN $3 ELSE period_device_seconds + $3 END,
+         period_start = date_trunc('month', now())
+         FROM j WHERE quotas.tenant_id = j.tenant_id
+     )
+     INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, period_start)
+     SELECT tenant_id, $1, $3, date_trunc('month', now()) FROM j`,
+    [jobId, nodeId, deviceSeconds],
+  );
+}
+
+export interface CheckpointReport {
+  step: number;
+  sizeBytes: number;
+  sha256: string;
+  storageKey: string;
+  meta: Record<string, unknown>;
+}
+
+/**
+ * The record is written after the file is durable (the worker renamed it into place), so a record
+ * always points at a complete file. A resumed run that saves the same step again replaces it.
+ */
+export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: string, c: CheckpointReport) {
+  const r = await pool.query(
+    `WITH c AS (
+       INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key, meta)
+       SELECT $1, $3, $4, $5, $6, $7::jsonb WHERE ${ON_NODE}
+       ON CONFLICT (job_id, step) DO UPDATE SET size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
+         storage_key = EXCLUDED.storage_key, meta = EXCLUDED.meta, created_at = now()
+       RETURNING id, step
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT $1, 'job.checkpoint', jsonb_build_object('checkpointId', id, 'step', step) FROM c
+       RETURNING id
+     )
+     SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids FROM c`,
+    [jobId, nodeId, c.step, c.sizeBytes, c.sha256, c.storageKey, JSON.stringify(c.meta)],
+  );
+  const row = r.rows[0];
+  return row
+    ? { id: row.id as string, eventIds: ((row.event_ids as string[] | null) ?? []).map(String) }
+    : null;
+}
+
+export interface ResumePoint {
+  checkpointId: string;
+  step: number;
+  storageKey: string;
+}
+
+/** Where a (re)started job continues: its newest checkpoint, else the spec's initial checkpoint. */
+export async function resumePoint(
+  pool: pg.Pool,
+  jobId: string,
+  initial: { jobId: string; checkpointId: string } | null,
+) {
+  const own = await pool.query(
+    `SELECT id, step, storage_key FROM checkpoints WHERE job_id = $1 ORDER BY step DESC LIMIT 1`,
+    [jobId],
+  );
+  const row = own.rows[0];
+  if (row) return { checkpointId: row.id, step: row.step, storageKey: row.storage_key, fromOwnRun: true };
+  if (!initial) return null;
+  const other = await pool.query(`SELECT id, storage_key FROM checkpoints WHERE id = $1 AND job_id = $2`, [
+    initial.checkpointId,
+    initial.jobId,
+  ]);
+  const o = other.rows[0];
+  return o ? { checkpointId: o.id, step: 0, storageKey: o.storage_key, fromOwnRun: false } : null;
+}

@@ -1,0 +1,178 @@
+/**
+ * Job state transitions after submission (submission and cancel live in api/jobs/). Each is one SQL
+ * statement — the row change, the quota counters and the event rows commit together — guarded by
+ * the state it expects and, for reports from a node, by `node_id`: a node that lost a job (it was
+ * requeued after a missed heartbeat) can no longer move it. A guard that fails returns null and
+ * changes nothing. Callers publish the returned event ids after the commit.
+ *
+ *   queued ─place→ placed ─start→ running ─finish→ succeeded | failed
+ *   placed | running ─requeue(preempted | node_lost | crashed | drained)→ queued   (or failed once
+ *   a crash exhausts maxAttempts)
+ */
+import type pg from 'pg';
+
+export interface Transitioned {
+  job: Record<string, unknown> & {
+    id: string;
+    tenant_id: string;
+    queue_seq: number;
+    status: string;
+    node_id: string | null;
+  };
+  eventIds: string[];
+}
+
+async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Transitioned | null> {
+  const r = await pool.query(sql, params);
+  const row = r.rows[0];
+  if (!row) return null;
+  const eventIds = ((row.event_ids as (string | number)[] | null) ?? []).map(String);
+  delete row.event_ids;
+  return { job: row, eventIds };
+}
+
+export interface Placement {
+  nodeId: string;
+  devices: number[];
+  mode: 'temporal';
+  threadsPerDevice: number;
+  memoryBytes: number;
+}
+
+/** queued → placed (with the admitted event), if the tenant's concurrent-device quota allows. */
+export function placeJob(pool: pg.Pool, jobId: string, queueSeq: number, placement: Placement) {
+  return one(
+    pool,
+    `WITH j AS (
+       UPDATE jobs SET status = 'placed', node_id = $2, placement = $3::jsonb, wait_reason = NULL, updated_at = now()
+        WHERE id = $1 AND status = 'queued' AND queue_seq = $4
+          AND (SELECT active_devices + jobs.devices <= max_concurrent_devices FROM quotas q WHERE q.tenant_id = jobs.tenant_id)
+       RETURNING *
+     ), q AS (
+       UPDATE quotas SET active_devices = active_devices + j.devices FROM j WHERE quotas.tenant_id = j.tenant_id
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT id, 'job.admitted', jsonb_build_object('status', 'admitted') FROM j
+       UNION ALL
+       SELECT id, 'job.placed', jsonb_build_object('status', 'placed', 'placement', $3::jsonb) FROM j
+       RETURNING id
+     )
+     SELECT j.*, (SELECT array_agg(id ORDER BY id) FROM e) AS event_ids FROM j`,
+    [jobId, placement.nodeId, JSON.stringify(placement), queueSeq],
+  );
+}
+
+/** Marks why a queued job still waits (shown to its tenant). */
+export async function setWaitReason(pool: pg.Pool, jobId: string, reason: string): Promise<void> {
+  await pool.query(
+    `UPDATE jobs SET wait_reason = $2 WHERE id = $1 AND status = 'queued' AND wait_reason IS DISTINCT FROM $2`,
+    [jobId, reason],
+  );
+}
+
+/** placed → running on the node it was placed on; counts an attempt. */
+export function startJob(pool: pg.Pool, jobId: string, nodeId: string, resumedFromStep: number | null) {
+  return one(
+    pool,
+    `WITH j AS (
+       UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1 AND node_id = $2 AND status = 'placed'
+       RETURNING *
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT id, 'job.running', jsonb_build_object('status', 'running', 'attempt', attempts, 'nodeId', node_id,
+                                                   'resumedFromStep', $3::int) FROM j
+       RETURNING id
+     )
+     SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
+    [jobId, nodeId, resumedFromStep],
+  );
+}
+
+/** running → succeeded | failed; frees the active-job and device counters. */
+export function finishJob(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  status: 'succeeded' | 'failed',
+  error: string | null,
+) {
+  return one(
+    pool,
+    `WITH prev AS (
+       SELECT id, devices, tenant_id FROM jobs WHERE id = $1 AND node_id = $2 AND status IN ('placed', 'running') FOR UPDATE
+     ), j AS (
+       UPDATE jobs SET status = $3::"JobStatus", last_error = $4, finished_at = now(), updated_at = now()
+         FROM prev WHERE jobs.id = prev.id
+       RETURNING jobs.*
+     ), q AS (
+       UPDATE quotas SET active_jobs = GREATEST(active_jobs - 1, 0),
+                         active_devices = GREATEST(active_devices - prev.devices, 0)
+         FROM prev WHERE quotas.tenant_id = prev.tenant_id
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT id, 'job.' || $3, jsonb_build_object('status', $3::text, 'error', $4::text) FROM j
+       RETURNING id
+     )
+     SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
+    [jobId, nodeId, status, error],
+  );
+}
+
+export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained';
+
+/**
+ * placed | running → queued with a fresh queue entry id (queue_seq + 1), or → failed when a crash
+ * used the last attempt. `nodeId` null skips the node guard (the scheduler requeueing a lost node).
+ */
+export function requeueJob(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string | null,
+  reason: RequeueReason,
+  error: string | null,
+) {
+  return one(
+    pool,
+    `WITH prev AS (
+       SELECT id, devices, tenant_id, attempts, max_attempts, node_id FROM jobs
+        WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND status IN ('placed', 'running') FOR UPDATE
+     ), verdict AS (
+       SELECT prev.*, ($3 = 'crashed' AND attempts >= max_attempts) AS exhausted FROM prev
+     ), j AS (
+       UPDATE jobs SET
+         status = CASE WHEN v.exhausted THEN 'failed'::"JobStatus" ELSE 'queued'::"JobStatus" END,
+         queue_seq = CASE WHEN v.exhausted THEN queue_seq ELSE queue_seq + 1 END,
+         node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
+         wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop' ELSE 'capacity' END,
+         finished_at = CASE WHEN v.exhausted THEN now() ELSE NULL END,
+         updated_at = now()
+         FROM verdict v WHERE jobs.id = v.id
+       RETURNING jobs.*, v.exhausted, v.node_id AS from_node
+     ), q AS (
+       UPDATE quotas SET active_devices = GREATEST(active_devices - prev.devices, 0),
+                         active_jobs = active_jobs - CASE WHEN (SELECT exhausted FROM j) THEN 1 ELSE 0 END
+         FROM prev WHERE quotas.tenant_id = prev.tenant_id
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT id, 'job.preempted', jsonb_build_object('status', 'preempted', 'nodeId', from_node)
+         FROM j WHERE $3 = 'preempted'
+       UNION ALL
+       SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,
+              jsonb_build_object('status', CASE WHEN exhausted THEN 'failed' ELSE 'queued' END, 'reason', $3::text,
+                                 'attempt', attempts, 'maxAttempts', max_attempts, 'error', $4::text, 'nodeId', from_node)
+         FROM j
+       RETURNING id
+     )
+     SELECT j.*, (SELECT array_agg(id ORDER BY id) FROM e) AS event_ids FROM j`,
+    [jobId, nodeId, reason, error],
+  );
+}
+
+/** Jobs a node holds (placed or running): what a lost node's sweep requeues. */
+export async function jobsOnNode(pool: pg.Pool, nodeId: string): Promise<string[]> {
+  const r = await pool.query(`SELECT id FROM jobs WHERE node_id = $1 AND status IN ('placed', 'running')`, [
+    nodeId,
+  ]);
+  return r.rows.map((row) => row.id as string);
+}

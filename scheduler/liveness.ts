@@ -1,0 +1,43 @@
+/**
+ * Node liveness: a node whose heartbeats stopped for longer than the timeout is marked lost, and
+ * every job it held goes back to the queue (attempt counted, reason `node_lost`) to resume from its
+ * last committed checkpoint elsewhere. Its device leases lapse on their own in the lock service.
+ */
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Logger } from '../common/logger.js';
+import type { JobQueue } from '../common/jobs/queue.js';
+import { notifyEvents } from '../common/jobs/notify.js';
+import { jobsOnNode, requeueJob } from '../common/jobs/transitions.js';
+import type { RedisNames } from '../common/queues.js';
+
+export async function sweepLostNodes(deps: {
+  pool: pg.Pool;
+  redis: Redis;
+  names: RedisNames;
+  queue: JobQueue;
+  logger: Logger;
+  timeoutMs: number;
+}): Promise<number> {
+  const { pool, logger } = deps;
+  const lost = await pool.query(
+    `UPDATE nodes SET status = 'lost'
+      WHERE status <> 'lost' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)
+     RETURNING id, name`,
+    [deps.timeoutMs],
+  );
+  let requeued = 0;
+  for (const node of lost.rows) {
+    logger.warn({ nodeId: node.id, name: node.name }, 'node lost: heartbeats stopped');
+    for (const jobId of await jobsOnNode(pool, node.id)) {
+      const t = await requeueJob(pool, jobId, null, 'node_lost', `node ${node.name} stopped heartbeating`);
+      if (!t) continue;
+      await notifyEvents(deps.redis, deps.names, jobId, t.eventIds);
+      if (t.job.status === 'queued') {
+        await deps.queue.enqueue({ jobId, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
+      }
+      requeued++;
+    }
+  }
+  return requeued;
+}
