@@ -1,0 +1,6 @@
+// Public surface of the device lock.
+export { DeviceLockService } from './device-lock-service.js';
+export { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
+export * from './errors.js';
+export { lockKeys, deviceKey, waiterKey, wakeKey, type LockKeys } from './keys.js';
+export type * from './types.js';

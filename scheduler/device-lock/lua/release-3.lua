@@ -1,0 +1,34 @@
+--[[
+  End the caller's hold on devices (release) or the current hold whatever its token (revoke),
+  then hand the freed devices to waiters in the same step.
+
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream
+  ARGV[1] key base, ARGV[2] timeline MAXLEN
+  ARGV[3] devices, JSON array
+  ARGV[4] fencing tokens, JSON array parallel to ARGV[3] (ignored when forced)
+  ARGV[5] reason recorded in the timeline: "released" or "revoked"
+  ARGV[6] "1" = force (admin revoke: end the current holder, whoever it is)
+
+  Returns {0, lostJson}: JSON array of the devices this call did not end because the caller no
+  longer held them (lease lapsed, revoked, or a newer token); empty array = all ended.
+]]
+--- @include "lock-core"
+
+local now = nowMs()
+local devs = cjson.decode(ARGV[3])
+local tokens = cjson.decode(ARGV[4])
+local force = ARGV[6] == '1'
+-- A lease that lapsed before this call ends as "lapsed", not "released".
+expireLeases(now)
+local lost = {}
+for i, dev in ipairs(devs) do
+  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token')
+  if cur[1] and (force or tonumber(cur[2]) == tonumber(tokens[i])) then
+    endLock(dev, ARGV[5], now)
+  else
+    lost[#lost + 1] = dev
+  end
+end
+grantPass(now, nil)
+if #lost == 0 then return { 0, '[]' } end
+return { 0, cjson.encode(lost) }

@@ -1,0 +1,19 @@
+--[[
+  Reorder a live waiter (the scheduler's priority and data-readiness changed), then run a grant
+  pass: a waiter moved ahead of the one blocking it may become grantable.
+
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream
+  ARGV[1] key base, ARGV[2] timeline MAXLEN
+  ARGV[3] waiter id, ARGV[4] priority, ARGV[5] readiness
+
+  Returns {0, ""} updated
+          {-4, ""} no such live waiter
+]]
+--- @include "lock-core"
+
+local now = nowMs()
+local id = ARGV[3]
+if redis.call('EXISTS', waiterKey(id)) == 0 then return { -4, '' } end
+redis.call('HSET', waiterKey(id), 'prio', ARGV[4], 'ready', ARGV[5])
+grantPass(now, nil)
+return { 0, '' }
