@@ -5,8 +5,8 @@
 //
 // Waiting: a queued acquire BLPOPs its own wake list. Whoever frees devices (release, renew,
 // sweeper, cancel, another waiter's heartbeat) runs the grant pass inside its script and pushes
-// the grant there, so a handoff costs one script round trip plus the BLPOP wake-up. Between
-// BLPOPs the waiter heartbeats (touch-waiter), which keeps its entry alive and ends lapsed leases.
+// the grant there, so a handoff costs one script round trip plus the BLPOP wake-up. While it
+// waits, the waiter heartbeats (touch-waiter), which keeps its entry alive and ends lapsed leases.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { BlockingPool } from './blocking-pool.js';
@@ -14,7 +14,6 @@ import {
   AcquireAbortedError,
   AcquireTimeoutError,
   DeviceLockError,
-  ScriptCode,
   WaiterExpiredError,
   errorFromScript,
 } from './errors.js';
@@ -105,7 +104,6 @@ export class DeviceLockService {
   ): Promise<Grant> {
     const conn = this.pool.take();
     const wake = wakeKey(this.keys, waiterId);
-    const blockSec = this.options.waiterTtlMs / 3 / 1000;
     let cancelledBy: 'timeout' | 'abort' | null = null;
     const cancel = (why: 'timeout' | 'abort') => {
       if (cancelledBy) return;
@@ -118,16 +116,20 @@ export class DeviceLockService {
       req.timeoutMs !== undefined ? setTimeout(() => cancel('timeout'), req.timeoutMs) : undefined;
     const onAbort = () => cancel('abort');
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    // Heartbeats run on a client timer, not as BLPOP timeouts: Redis only checks blocking
+    // timeouts when its event loop wakes (up to 1/hz = 100 ms late), too coarse for short ttls.
+    const heartbeat = setInterval(
+      () => void this.run('touch-waiter-3', [waiterId]).catch(() => {}),
+      Math.max(10, Math.floor(this.options.waiterTtlMs / 3)),
+    );
     let healthy = true;
     try {
       for (;;) {
-        const msg = await conn.blpop(wake, blockSec);
-        if (msg === null) {
-          const [code] = await this.run('touch-waiter-3', [waiterId]);
-          if (code === ScriptCode.WaiterNotFound) throw new WaiterExpiredError(waiterId);
-          continue;
-        }
+        // No timeout: a grant ("g"), a cancel ("c") or a dropped-waiter marker ("x") ends it.
+        const msg = await conn.blpop(wake, 0);
+        if (msg === null) continue;
         const body = msg[1];
+        if (body === 'x') throw new WaiterExpiredError(waiterId);
         if (body === 'c') {
           if (cancelledBy === 'timeout') throw new AcquireTimeoutError(waiterId, devices, req.timeoutMs ?? 0);
           throw new AcquireAbortedError(waiterId, devices);
@@ -146,6 +148,7 @@ export class DeviceLockService {
       }
       throw err;
     } finally {
+      clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
       this.pool.give(conn, healthy);

@@ -48,8 +48,9 @@ export class DevicesBusyError extends DeviceLockError {
 
 export interface LostDevice {
   device: string;
-  /** lapsed: the lease ran out; revoked: the device was ended by someone else or re-granted. */
-  reason: 'lapsed' | 'revoked';
+  /** How the hold ended (lapsed lease, admin revoke, already released), or `superseded` when a
+   *  newer hold on the device came and went since, so the end of ours is only in the timeline. */
+  reason: 'lapsed' | 'revoked' | 'released' | 'superseded';
 }
 
 export class LockLostError extends DeviceLockError {
@@ -116,7 +117,7 @@ export function errorFromScript(code: number, payload: string, ctx: ScriptErrorC
     case ScriptCode.DevicesBusy:
       return new DevicesBusyError(ctx.waiterId, ctx.devices);
     case ScriptCode.LockLost: {
-      const raw = JSON.parse(payload) as { d: string; r: 'lapsed' | 'revoked' }[];
+      const raw = JSON.parse(payload) as { d: string; r: LostDevice['reason'] }[];
       const lost = raw.map((l) => ({ device: l.d, reason: l.r }));
       return new LockLostError(ctx.waiterId, ctx.job ?? '', ctx.stage ?? '', lost);
     }

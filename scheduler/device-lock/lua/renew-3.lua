@@ -8,28 +8,26 @@
   ARGV[5] lease ms from now
 
   Returns {0, leaseUntil} renewed
-          {-3, lostJson} lock lost: JSON array of {d: device, r: "lapsed" | "revoked"}; nothing
-                         was extended, and lapsed devices are already ended and handed over.
+          {-3, lostJson} lock lost: JSON array of {d: device, r: reason}, r = how our hold ended
+                         ("lapsed" | "revoked" | "released") or "superseded" (a newer hold came and
+                         went since); nothing was extended; lapsed devices are already handed over.
 ]]
 --- @include "lock-core"
 
 local now = nowMs()
 local devs = cjson.decode(ARGV[3])
 local tokens = cjson.decode(ARGV[4])
--- Which of our devices lapsed, before expireLeases ends them and erases the evidence.
-local lapsedNow = {}
-for i, dev in ipairs(devs) do
-  local cur = redis.call('HMGET', devKey(dev), 'token', 'leaseUntil')
-  if cur[2] and tonumber(cur[1]) == tonumber(tokens[i]) and tonumber(cur[2]) < now then
-    lapsedNow[dev] = true
-  end
-end
+-- Every script ends lapsed leases first: a lease that ran out is lost even if nobody wants it.
 local ended = expireLeases(now)
 local lost = {}
 for i, dev in ipairs(devs) do
-  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token')
-  if not cur[1] or tonumber(cur[2]) ~= tonumber(tokens[i]) then
-    lost[#lost + 1] = { d = dev, r = lapsedNow[dev] and 'lapsed' or 'revoked' }
+  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token', 'endedToken', 'endReason')
+  local mine = tonumber(tokens[i])
+  if not cur[1] or tonumber(cur[2]) ~= mine then
+    -- Our hold was the last one ended: say how; otherwise a newer grant came and went since.
+    local reason = 'superseded'
+    if tonumber(cur[3]) == mine then reason = cur[4] end
+    lost[#lost + 1] = { d = dev, r = reason }
   end
 end
 if #lost > 0 then

@@ -8,7 +8,8 @@
 
   Returns {1, ""} still waiting (or granted by this pass: the grant is on its wake list)
           {0, ""} not waiting, but its wake list holds a message (grant or cancel marker)
-          {-4, ""} gone: dropped as stale (expired before this heartbeat)
+          {-4, ""} gone: dropped as stale (expired before this heartbeat); "x" is pushed onto
+                   its wake list so that the waiter's BLPOP (which has no timeout) ends
 ]]
 --- @include "lock-core"
 
@@ -17,6 +18,8 @@ local id = ARGV[3]
 local ttl = redis.call('HGET', waiterKey(id), 'ttl')
 if not ttl then
   if redis.call('LLEN', wakeKey(id)) > 0 then return { 0, '' } end
+  redis.call('LPUSH', wakeKey(id), 'x')
+  redis.call('PEXPIRE', wakeKey(id), 60000)
   return { -4, '' }
 end
 -- Refresh first, so this pass does not drop the waiter it is keeping alive.
@@ -27,6 +30,8 @@ if exp >= now then
 end
 grantPass(now, nil)
 if redis.call('EXISTS', waiterKey(id)) == 0 and redis.call('LLEN', wakeKey(id)) == 0 then
+  redis.call('LPUSH', wakeKey(id), 'x')
+  redis.call('PEXPIRE', wakeKey(id), tonumber(ttl))
   return { -4, '' }
 end
 return { 1, '' }

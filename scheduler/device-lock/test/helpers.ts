@@ -29,13 +29,21 @@ export class LockFixture {
   readonly prefix = randomPrefix();
   private readonly clients: Redis[] = [];
   private readonly services: DeviceLockService[] = [];
+  private readonly clientOf = new Map<DeviceLockService, Redis>();
 
   service(options: Partial<DeviceLockOptions> = {}): DeviceLockService {
     const redis = connect();
     this.clients.push(redis);
     const s = new DeviceLockService(redis, { prefix: this.prefix, ...options });
     this.services.push(s);
+    this.clientOf.set(s, redis);
     return s;
+  }
+
+  /** Simulates the death of the process owning `s`: its connections drop, nothing is cleaned up. */
+  kill(s: DeviceLockService): void {
+    this.clientOf.get(s)?.disconnect();
+    s.close();
   }
 
   get redis(): Redis {
@@ -46,7 +54,8 @@ export class LockFixture {
   async close(): Promise<void> {
     for (const s of this.services) s.close();
     await deletePrefix(this.redis, this.prefix);
-    await Promise.all(this.clients.map((c) => c.quit()));
+    // Clients a test disconnected on purpose (a dead process) are already closed.
+    await Promise.all(this.clients.filter((c) => c.status === 'ready').map((c) => c.quit()));
   }
 }
 

@@ -44,6 +44,8 @@ local function endLock(dev, reason, now)
   local h = redis.call('HMGET', k, 'holder', 'job', 'stage', 'token', 'grantedAt', 'waiter')
   if not h[1] then return false end
   redis.call('HDEL', k, 'holder', 'job', 'stage', 'leaseUntil', 'grantedAt', 'waiter')
+  -- Lets a late renew tell its holder why its hold ended.
+  redis.call('HSET', k, 'endedToken', h[4], 'endReason', reason)
   redis.call('ZREM', leasesKey, dev)
   log('e', 'end', 'd', dev, 'h', h[1], 'j', h[2], 's', h[3], 't', h[4], 'a', h[5], 'b', now,
     'r', reason, 'w', h[6])

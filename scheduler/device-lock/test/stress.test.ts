@@ -1,0 +1,117 @@
+// Randomised concurrent stress: 8 clients (own connections) × 50 rounds × random subsets of
+// 4 devices, random priorities, some holders that crash (never release, lease lapses) and a
+// sweeper. Then the recorded timeline must show, per device, no two holds overlapping.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { DeviceLockService } from '../device-lock-service.js';
+import { lockKeys } from '../keys.js';
+import type { TimelineInterval } from '../types.js';
+import { LockFixture, sleep } from './helpers.js';
+
+const fx = new LockFixture();
+after(() => fx.close());
+
+const DEVICES = ['s0', 's1', 's2', 's3'];
+const CLIENTS = 8;
+const ROUNDS = 50;
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+interface Tally {
+  grants: Map<string, number>;
+  crashes: Map<string, number>;
+}
+
+async function client(locks: DeviceLockService, id: number, held: Map<string, number>, tally: Tally) {
+  const rand = rng(1000 + id);
+  for (let round = 0; round < ROUNDS; round++) {
+    let devices = DEVICES.filter(() => rand() < 0.5);
+    if (devices.length === 0) devices = [DEVICES[Math.floor(rand() * DEVICES.length)] as string];
+    const crash = rand() < 0.08;
+    const g = await locks.acquire({
+      devices,
+      job: `job-${id}`,
+      stage: `round-${round}`,
+      holder: `client-${id}`,
+      priority: Math.floor(rand() * 3),
+      readiness: rand() < 0.5 ? 1 : 0,
+      leaseMs: crash ? 40 : 10_000,
+    });
+    for (const d of devices) {
+      // In-process mutual exclusion: nobody else (alive) uses a device we were granted.
+      assert.equal(
+        held.get(d),
+        undefined,
+        `${d} granted to client ${id} while client ${held.get(d)} uses it`,
+      );
+      tally.grants.set(d, (tally.grants.get(d) ?? 0) + 1);
+    }
+    if (crash) {
+      // The holder dies: it stops using the devices but never releases; the lease must lapse.
+      for (const d of devices) tally.crashes.set(d, (tally.crashes.get(d) ?? 0) + 1);
+      continue;
+    }
+    for (const d of devices) held.set(d, id);
+    if (rand() < 0.5) await sleep(rand() * 2);
+    for (const d of devices) held.delete(d);
+    const r = await locks.release(g);
+    assert.deepEqual(r.lost, [], 'a live holder with a long lease keeps its devices');
+  }
+}
+
+function checkDevice(device: string, intervals: TimelineInterval[], tally: Tally): void {
+  const list = intervals.filter((i) => i.device === device).sort((a, b) => a.token - b.token);
+  assert.equal(list.length, tally.grants.get(device) ?? 0, `${device}: every grant recorded`);
+  list.forEach((iv, k) => {
+    assert.equal(iv.token, k + 1, `${device}: tokens 1..n, each once`);
+    assert.notEqual(iv.end, null, `${device}: every hold ended`);
+  });
+  for (let a = 0; a < list.length; a++) {
+    for (let b = a + 1; b < list.length; b++) {
+      const x = list[a] as TimelineInterval;
+      const y = list[b] as TimelineInterval;
+      assert.ok((x.end ?? Infinity) <= y.start, `${device}: token ${x.token} overlaps token ${y.token}`);
+    }
+  }
+  const lapsed = list.filter((i) => i.reason === 'lapsed').length;
+  assert.equal(lapsed, tally.crashes.get(device) ?? 0, `${device}: each crashed hold lapsed`);
+}
+
+describe('device lock: concurrent stress', () => {
+  it('never records two overlapping holds on one device', async () => {
+    const services = Array.from({ length: CLIENTS }, () => fx.service({ waiterTtlMs: 300 }));
+    const sweeper = services[0] as DeviceLockService;
+    const stopSweeper = sweeper.startSweeper(20);
+    const held = new Map<string, number>();
+    const tally: Tally = { grants: new Map(), crashes: new Map() };
+    try {
+      await Promise.all(services.map((s, i) => client(s, i, held, tally)));
+      // Let the last crashed holds lapse.
+      while ((await Promise.all(DEVICES.map((d) => sweeper.inspect(d)))).some((s) => s.hold)) await sleep(20);
+    } finally {
+      stopSweeper();
+    }
+    const { intervals, cursor } = await sweeper.readTimeline({ limit: 100_000 });
+    assert.equal(cursor, null);
+    for (const d of DEVICES) checkDevice(d, intervals, tally);
+
+    // Stream order is the order of ownership: per device, grant t / end t / grant t+1 / ...
+    const raw = await fx.redis.xrange(lockKeys(fx.prefix).timeline, '-', '+');
+    const last = new Map<string, { e: string; t: number }>();
+    for (const [, flat] of raw) {
+      const f = Object.fromEntries(flat.flatMap((v, i) => (i % 2 ? [] : [[v, flat[i + 1]]])));
+      const prev = last.get(f.d as string);
+      const t = Number(f.t);
+      if (f.e === 'grant')
+        assert.ok(!prev || (prev.e === 'end' && prev.t === t - 1), `${f.d}: grant ${t} after end`);
+      else assert.ok(prev && prev.e === 'grant' && prev.t === t, `${f.d}: end ${t} follows its grant`);
+      last.set(f.d as string, { e: f.e as string, t });
+    }
+  });
+});
