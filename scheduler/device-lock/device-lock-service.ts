@@ -17,7 +17,7 @@ import {
   WaiterExpiredError,
   errorFromScript,
 } from './errors.js';
-import { deviceKey, lockKeys, waiterKey, wakeKey, type LockKeys } from './keys.js';
+import { deviceKey, lockKeys, wakeKey, type LockKeys } from './keys.js';
 import { checkDevices, checkNumber, compileOptions, type CompiledOptions } from './options.js';
 import { defineScripts, runScript, type ScriptName } from './scripts.js';
 import { intervalsFromEntries, openInterval, type StreamEntry } from './timeline.js';
@@ -32,6 +32,20 @@ import type {
   TimelineQuery,
   WaiterInfo,
 } from './types.js';
+
+/** A waiter's record in the waiter-data hash (see lua/includes/lock-core.lua). */
+interface WaiterRecord {
+  devs: string[];
+  job: string;
+  stage: string;
+  holder: string;
+  prio: number;
+  ready: number;
+  lease: number;
+  ttl: number;
+  since: number;
+  seq: number;
+}
 
 interface GrantWire {
   w: string;
@@ -59,8 +73,9 @@ export class DeviceLockService {
   }
 
   private run(name: ScriptName, args: readonly (string | number)[]) {
-    const { waiters, leases, timeline, seq } = this.keys;
-    const keys = name === 'acquire-4' ? [waiters, leases, timeline, seq] : [waiters, leases, timeline];
+    const { waiters, leases, timeline, waiterData, seq } = this.keys;
+    const keys = [waiters, leases, timeline, waiterData];
+    if (name === 'acquire-5') keys.push(seq);
     return runScript(this.redis, name, keys, [this.keys.base, this.options.timelineMaxLen, ...args]);
   }
 
@@ -78,18 +93,17 @@ export class DeviceLockService {
     const devices = [...req.devices];
     if (req.signal?.aborted) throw new AcquireAbortedError(waiterId, devices);
     const mode = req.timeoutMs === 0 ? 'try' : 'wait';
-    const [code, payload] = await this.run('acquire-4', [
-      waiterId,
-      JSON.stringify(devices),
-      req.job,
-      req.stage,
-      req.holder,
-      priority,
-      readiness,
-      leaseMs,
-      this.options.waiterTtlMs,
-      mode,
-    ]);
+    const record = {
+      devs: devices,
+      job: req.job,
+      stage: req.stage,
+      holder: req.holder,
+      prio: priority,
+      ready: readiness,
+      lease: leaseMs,
+      ttl: this.options.waiterTtlMs,
+    };
+    const [code, payload] = await this.run('acquire-5', [waiterId, JSON.stringify(record), mode]);
     if (code < 0) throw errorFromScript(code, payload, { waiterId, devices });
     if (code === 1) return this.toGrant(payload, req, leaseMs);
     req.onQueued?.(waiterId);
@@ -119,7 +133,7 @@ export class DeviceLockService {
     // Heartbeats run on a client timer, not as BLPOP timeouts: Redis only checks blocking
     // timeouts when its event loop wakes (up to 1/hz = 100 ms late), too coarse for short ttls.
     const heartbeat = setInterval(
-      () => void this.run('touch-waiter-3', [waiterId]).catch(() => {}),
+      () => void this.run('touch-waiter-4', [waiterId, this.options.waiterTtlMs]).catch(() => {}),
       Math.max(10, Math.floor(this.options.waiterTtlMs / 3)),
     );
     let healthy = true;
@@ -178,7 +192,7 @@ export class DeviceLockService {
 
   /** Extends the lease of every device of the grant; LockLostError if any was lapsed or revoked. */
   async renew(grant: Grant, leaseMs = grant.leaseMs): Promise<Grant> {
-    const [code, payload] = await this.run('renew-3', [
+    const [code, payload] = await this.run('renew-4', [
       JSON.stringify(grant.devices),
       this.tokensOf(grant),
       leaseMs,
@@ -190,7 +204,7 @@ export class DeviceLockService {
   /** Releases the devices the grant still holds (idempotent) and hands them to waiters. */
   async release(grant: Grant): Promise<ReleaseResult> {
     const devices = JSON.stringify(grant.devices);
-    const [, payload] = await this.run('release-3', [devices, this.tokensOf(grant), 'released', '0']);
+    const [, payload] = await this.run('release-4', [devices, this.tokensOf(grant), 'released', '0']);
     const lost = parseList(payload);
     return { released: grant.devices.filter((d) => !lost.includes(d)), lost };
   }
@@ -199,14 +213,14 @@ export class DeviceLockService {
   async revoke(devices: readonly string[]): Promise<ReleaseResult> {
     checkDevices(devices);
     const list = JSON.stringify(devices);
-    const [, payload] = await this.run('release-3', [list, '[]', 'revoked', '1']);
+    const [, payload] = await this.run('release-4', [list, '[]', 'revoked', '1']);
     const notHeld = parseList(payload);
     return { released: devices.filter((d) => !notHeld.includes(d)), lost: notHeld };
   }
 
   /** Sweeper step: ends lapsed leases, drops expired waiters, grants what became grantable. */
   async expireLapsed(): Promise<SweepStats> {
-    const [, payload] = await this.run('expire-lapsed-3', []);
+    const [, payload] = await this.run('expire-lapsed-4', []);
     return JSON.parse(payload) as SweepStats;
   }
 
@@ -221,20 +235,20 @@ export class DeviceLockService {
   async setPriority(waiterId: string, priority: number, readiness = 0): Promise<void> {
     checkNumber('priority', priority);
     checkNumber('readiness', readiness);
-    const [code, payload] = await this.run('set-priority-3', [waiterId, priority, readiness]);
+    const [code, payload] = await this.run('set-priority-4', [waiterId, priority, readiness]);
     if (code < 0) throw errorFromScript(code, payload, { waiterId, devices: [] });
   }
 
   /** Removes a live waiter; its acquire rejects with AcquireAbortedError. False if not waiting. */
   async cancelWaiter(waiterId: string): Promise<boolean> {
-    const [code] = await this.run('cancel-waiter-3', [waiterId]);
+    const [code] = await this.run('cancel-waiter-4', [waiterId]);
     return code === 1;
   }
 
   async inspect(device: string): Promise<DeviceState> {
     const h = await this.redis.hgetall(deviceKey(this.keys, device));
     const lastToken = Number(h.token ?? 0);
-    if (h.holder === undefined) return { device, lastToken, hold: null };
+    if (!h.holder) return { device, lastToken, hold: null }; // '' = free since its last end
     const hold = {
       holder: h.holder,
       job: h.job ?? '',
@@ -247,27 +261,27 @@ export class DeviceLockService {
     return { device, lastToken, hold };
   }
 
-  /** Live waiters in the order the grant pass considers them. */
+  /** Live waiters in the order the grant pass considers them (expired ones may still show). */
   async listWaiters(): Promise<WaiterInfo[]> {
-    const ids = await this.redis.zrange(this.keys.waiters, 0, -1);
-    const pipe = this.redis.pipeline();
-    for (const id of ids) pipe.hgetall(waiterKey(this.keys, id));
-    const rows = (await pipe.exec()) ?? [];
+    const flat = await this.redis.zrange(this.keys.waiters, 0, -1, 'WITHSCORES');
+    if (flat.length === 0) return [];
+    const ids = flat.filter((_, i) => i % 2 === 0);
+    const recs = await this.redis.hmget(this.keys.waiterData, ...ids);
     const out: WaiterInfo[] = [];
-    rows.forEach(([err, raw], i) => {
-      const h = raw as Record<string, string>;
-      if (err || !h.devs) return;
+    recs.forEach((rec, i) => {
+      if (!rec) return;
+      const w = JSON.parse(rec) as WaiterRecord;
       out.push({
         waiterId: ids[i] as string,
-        devices: JSON.parse(h.devs) as string[],
-        job: h.job ?? '',
-        stage: h.stage ?? '',
-        holder: h.holder ?? '',
-        priority: Number(h.prio),
-        readiness: Number(h.ready),
-        seq: Number(h.seq),
-        since: Number(h.since),
-        expiresAt: Number(h.exp),
+        devices: w.devs,
+        job: w.job,
+        stage: w.stage,
+        holder: w.holder,
+        priority: w.prio,
+        readiness: w.ready,
+        seq: w.seq,
+        since: w.since,
+        expiresAt: Number(flat[2 * i + 1]),
       });
     });
     return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);

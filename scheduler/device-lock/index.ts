@@ -2,5 +2,5 @@
 export { DeviceLockService } from './device-lock-service.js';
 export { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.js';
 export * from './errors.js';
-export { lockKeys, deviceKey, waiterKey, wakeKey, type LockKeys } from './keys.js';
+export { lockKeys, deviceKey, wakeKey, type LockKeys } from './keys.js';
 export type * from './types.js';

@@ -8,13 +8,15 @@
 export interface LockKeys {
   /** Base passed to the scripts as ARGV[1]; device/waiter/wake keys are derived from it. */
   base: string;
-  /** ZSET waiter id → arrival sequence (order within equal priority/readiness). */
+  /** ZSET waiter id → expiry (ms, server time); a waiter heartbeats to push it forward. */
   waiters: string;
+  /** HASH waiter id → JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq}. */
+  waiterData: string;
   /** ZSET device id → leaseUntil (ms, Redis server time): the sweeper's index of held devices. */
   leases: string;
-  /** Counter giving each waiter its arrival sequence. */
+  /** Counter giving each waiter its arrival sequence (order within equal priority/readiness). */
   seq: string;
-  /** STREAM of grant/end entries, one per device, in lock-ownership order. */
+  /** STREAM of grant/end entries (one per grant, listing its devices) in lock-ownership order. */
   timeline: string;
 }
 
@@ -23,15 +25,15 @@ export function lockKeys(prefix: string): LockKeys {
   return {
     base,
     waiters: `${base}waiters`,
+    waiterData: `${base}waiter-data`,
     leases: `${base}leases`,
     seq: `${base}seq`,
     timeline: `${base}timeline`,
   };
 }
 
-/** HASH per device: holder, job, stage, waiter, leaseUntil, grantedAt (while held) and token (always). */
+/** HASH per device: holder ('' when free), job, stage, waiter, leaseUntil, grantedAt; token (last
+ *  fencing token issued, never deleted); endedToken and endReason of the last hold that ended. */
 export const deviceKey = (keys: LockKeys, device: string): string => `${keys.base}dev:${device}`;
-/** HASH per live waiter: devs (JSON), job, stage, holder, prio, ready, seq, lease, ttl, exp, since. */
-export const waiterKey = (keys: LockKeys, waiterId: string): string => `${keys.base}waiter:${waiterId}`;
 /** LIST per waiter: the grant ("g" + JSON) or cancel marker ("c") its BLPOP waits for. */
 export const wakeKey = (keys: LockKeys, waiterId: string): string => `${keys.base}wake:${waiterId}`;

@@ -1,6 +1,8 @@
-// Turns timeline stream entries (one per device per grant and per end, in ownership order) into
-// intervals. An end entry repeats the grant's fields, so an interval whose grant fell outside
-// the window read (or was trimmed by MAXLEN) is still complete.
+// Turns timeline stream entries into one interval per device per grant. Entry fields:
+// e = grant | end, d = JSON array of devices, t = JSON array of their tokens, h holder, j job,
+// s stage, w waiter id, a start (ms), and for ends b end (ms), r reason. Entries are in
+// ownership order. An end entry repeats the grant's fields, so an interval whose grant fell
+// outside the window read (or was trimmed by MAXLEN) is still complete.
 import type { DeviceHold, EndReason, TimelineInterval } from './types.js';
 
 export type StreamEntry = [id: string, fields: string[]];
@@ -19,30 +21,34 @@ export function intervalsFromEntries(
   const out: TimelineInterval[] = [];
   for (const [, flat] of entries) {
     const f = fieldsOf(flat);
-    const device = f.get('d') ?? '';
-    if (wanted && !wanted.has(device)) continue;
-    const token = Number(f.get('t'));
-    const key = `${device}\u0000${token}`;
+    const devices = JSON.parse(f.get('d') ?? '[]') as string[];
+    const tokens = JSON.parse(f.get('t') ?? '[]') as number[];
     const endAt = f.get('e') === 'end' ? Number(f.get('b')) : null;
-    const open = byKey.get(key);
-    if (open && endAt !== null) {
-      open.end = endAt;
-      open.reason = f.get('r') as EndReason;
-      continue;
-    }
-    const interval: TimelineInterval = {
-      device,
-      job: f.get('j') ?? '',
-      stage: f.get('s') ?? '',
-      holder: f.get('h') ?? '',
-      waiterId: f.get('w') ?? '',
-      token,
-      start: Number(f.get('a')),
-      end: endAt,
-      reason: endAt === null ? null : (f.get('r') as EndReason),
-    };
-    byKey.set(key, interval);
-    out.push(interval);
+    const reason = endAt === null ? null : (f.get('r') as EndReason);
+    devices.forEach((device, i) => {
+      if (wanted && !wanted.has(device)) return;
+      const token = Number(tokens[i]);
+      const key = `${device}\u0000${token}`;
+      const open = byKey.get(key);
+      if (open && endAt !== null) {
+        open.end = endAt;
+        open.reason = reason;
+        return;
+      }
+      const interval: TimelineInterval = {
+        device,
+        job: f.get('j') ?? '',
+        stage: f.get('s') ?? '',
+        holder: f.get('h') ?? '',
+        waiterId: f.get('w') ?? '',
+        token,
+        start: Number(f.get('a')),
+        end: endAt,
+        reason,
+      };
+      byKey.set(key, interval);
+      out.push(interval);
+    });
   }
   return out;
 }

@@ -106,12 +106,15 @@ describe('device lock: concurrent stress', () => {
     const last = new Map<string, { e: string; t: number }>();
     for (const [, flat] of raw) {
       const f = Object.fromEntries(flat.flatMap((v, i) => (i % 2 ? [] : [[v, flat[i + 1]]])));
-      const prev = last.get(f.d as string);
-      const t = Number(f.t);
-      if (f.e === 'grant')
-        assert.ok(!prev || (prev.e === 'end' && prev.t === t - 1), `${f.d}: grant ${t} after end`);
-      else assert.ok(prev && prev.e === 'grant' && prev.t === t, `${f.d}: end ${t} follows its grant`);
-      last.set(f.d as string, { e: f.e as string, t });
+      const tokens = JSON.parse(f.t as string) as number[];
+      (JSON.parse(f.d as string) as string[]).forEach((d, i) => {
+        const prev = last.get(d);
+        const t = tokens[i] as number;
+        if (f.e === 'grant')
+          assert.ok(!prev || (prev.e === 'end' && prev.t === t - 1), `${d}: grant ${t} after end`);
+        else assert.ok(prev && prev.e === 'grant' && prev.t === t, `${d}: end ${t} follows its grant`);
+        last.set(d, { e: f.e as string, t });
+      });
     }
   });
 });

@@ -3,10 +3,11 @@
   `--- @include "lock-core"`. It is the only code that grants, ends or hands over a lock, so
   the invariants below hold for every script:
 
-  - A device is held iff its hash has a `holder` field; `token` is never deleted, so the fencing
-    token of a device only grows (HINCRBY at each grant).
-  - Every grant and every end writes one timeline entry per device, inside the same script, so
-    the stream order is the serialisation order of lock ownership.
+  - A device is held iff its hash has a non-empty `holder`; `token` is never deleted and each
+    grant writes token+1, so the fencing token of a device only grows.
+  - Every grant and every end writes a timeline entry (one per grant: all its devices, JSON
+    arrays `d` and `t`) inside the same script, so the stream order is the serialisation order
+    of lock ownership.
   - A lease lapses when leaseUntil < now (Redis server time, `TIME`). Every script first ends
     lapsed leases, so a lapsed holder can never renew or release after the fact.
   - Waiter policy (grantPass): waiters sorted by priority desc, readiness desc, arrival asc.
@@ -14,16 +15,20 @@
     that is still blocked (it "reserves" its whole set). Lower-priority work may backfill devices
     no higher waiter wants, but never delays a higher waiter: wide groups cannot starve.
 
-  Expects KEYS[1] waiters zset (member waiter id, score arrival seq), KEYS[2] leases zset
-  (member device, score leaseUntil ms), KEYS[3] timeline stream; ARGV[1] key base
-  ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim).
+  Expects KEYS[1] waiters zset (member waiter id, score its expiry ms), KEYS[2] leases zset
+  (member device, score leaseUntil ms), KEYS[3] timeline stream, KEYS[4] waiter records hash
+  (field waiter id, value JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq});
+  ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim).
 ]]
 local waitersKey = KEYS[1]
 local leasesKey = KEYS[2]
 local timelineKey = KEYS[3]
+local waiterDataKey = KEYS[4]
 local base = ARGV[1]
 local timelineMax = ARGV[2]
 local stats = { lapsed = 0, dropped = 0, granted = 0 }
+-- Devices ended by this script run → their last token: a grant in the same run need not read them.
+local freedHere = {}
 
 local function nowMs()
   local t = redis.call('TIME')
@@ -31,72 +36,133 @@ local function nowMs()
 end
 
 local function devKey(d) return base .. 'dev:' .. d end
-local function waiterKey(w) return base .. 'waiter:' .. w end
 local function wakeKey(w) return base .. 'wake:' .. w end
 
 local function log(...)
   redis.call('XADD', timelineKey, 'MAXLEN', '~', timelineMax, '*', ...)
 end
 
--- Ends the current holder's interval on one device (reason: released | lapsed | revoked).
-local function endLock(dev, reason, now)
-  local k = devKey(dev)
-  local h = redis.call('HMGET', k, 'holder', 'job', 'stage', 'token', 'grantedAt', 'waiter')
-  if not h[1] then return false end
-  redis.call('HDEL', k, 'holder', 'job', 'stage', 'leaseUntil', 'grantedAt', 'waiter')
-  -- Lets a late renew tell its holder why its hold ended.
-  redis.call('HSET', k, 'endedToken', h[4], 'endReason', reason)
-  redis.call('ZREM', leasesKey, dev)
-  log('e', 'end', 'd', dev, 'h', h[1], 'j', h[2], 's', h[3], 't', h[4], 'a', h[5], 'b', now,
-    'r', reason, 'w', h[6])
-  return true
+-- The current hold of a device, or nil when free (holder absent or '').
+local function readHold(dev)
+  local h = redis.call('HMGET', devKey(dev), 'holder', 'job', 'stage', 'token', 'grantedAt', 'waiter')
+  if not h[1] or h[1] == '' then return nil end
+  return { dev = dev, holder = h[1], job = h[2], stage = h[3], token = tonumber(h[4]),
+    grantedAt = h[5], waiter = h[6] }
+end
+
+-- Last token issued for dev if it is free, nil if held. The grant that follows writes token+1
+-- in the same script, so reading it here saves an HINCRBY.
+local function freeToken(dev)
+  local known = freedHere[dev]
+  if known then return known end
+  local h = redis.call('HMGET', devKey(dev), 'holder', 'token')
+  if h[1] and h[1] ~= '' then return nil end
+  return tonumber(h[2]) or 0
+end
+
+-- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline entry
+-- per grant (devices of one grant end together), one ZREM for all devices.
+local function endHolds(rows, reason, now)
+  if #rows == 0 then return end
+  local groups, order, devs = {}, {}, {}
+  for _, r in ipairs(rows) do
+    -- endedToken/endReason let a late renew tell its holder why its hold ended.
+    redis.call('HSET', devKey(r.dev), 'holder', '', 'leaseUntil', '', 'endedToken', r.token,
+      'endReason', reason)
+    devs[#devs + 1] = r.dev
+    freedHere[r.dev] = r.token
+    local g = groups[r.waiter]
+    if not g then
+      g = { r = r, d = {}, t = {} }
+      groups[r.waiter] = g
+      order[#order + 1] = r.waiter
+    end
+    g.d[#g.d + 1] = r.dev
+    g.t[#g.t + 1] = r.token
+  end
+  redis.call('ZREM', leasesKey, unpack(devs))
+  for _, w in ipairs(order) do
+    local g = groups[w]
+    log('e', 'end', 'd', cjson.encode(g.d), 't', '[' .. table.concat(g.t, ',') .. ']', 'h', g.r.holder,
+      'j', g.r.job, 's', g.r.stage, 'a', g.r.grantedAt, 'b', now, 'r', reason, 'w', w)
+    -- A lapsed holder may have died before reading its grant: drop that message (no-op when read).
+    if reason == 'lapsed' then redis.call('DEL', wakeKey(w)) end
+  end
 end
 
 local function expireLeases(now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', '(' .. now)
+  local rows = {}
   for _, dev in ipairs(lapsed) do
-    if endLock(dev, 'lapsed', now) then stats.lapsed = stats.lapsed + 1 end
+    local r = readHold(dev)
+    if r then rows[#rows + 1] = r end
   end
+  endHolds(rows, 'lapsed', now)
+  stats.lapsed = stats.lapsed + #rows
   return #lapsed
 end
 
 local function dropWaiter(id)
-  redis.call('DEL', waiterKey(id))
+  redis.call('HDEL', waiterDataKey, id)
   redis.call('ZREM', waitersKey, id)
 end
 
--- Grants every device of waiter w at once; returns the grant as JSON for the waiter.
-local function grantDevices(w, now)
+-- Grants every device of waiter w at once (last[i] = freeToken(w.devs[i]), all free); returns
+-- the grant as JSON for the waiter.
+local function grantDevices(w, last, now)
   local leaseUntil = now + w.lease
-  local tokens = {}
+  local tokens, zargs = {}, {}
   for i, dev in ipairs(w.devs) do
-    local k = devKey(dev)
-    local tok = redis.call('HINCRBY', k, 'token', 1)
-    redis.call('HSET', k, 'holder', w.holder, 'job', w.job, 'stage', w.stage,
-      'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id)
-    redis.call('ZADD', leasesKey, leaseUntil, dev)
-    log('e', 'grant', 'd', dev, 'h', w.holder, 'j', w.job, 's', w.stage, 't', tok, 'a', now,
-      'w', w.id)
-    tokens[i] = tok
+    tokens[i] = last[i] + 1
+    freedHere[dev] = nil -- held again: later waiters in this pass must read (and see) the holder
+    redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
+      'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id)
+    zargs[#zargs + 1] = leaseUntil
+    zargs[#zargs + 1] = dev
   end
+  redis.call('ZADD', leasesKey, unpack(zargs))
+  local d, t = cjson.encode(w.devs), '[' .. table.concat(tokens, ',') .. ']'
+  log('e', 'grant', 'd', d, 't', t, 'h', w.holder, 'j', w.job, 's', w.stage, 'a', now, 'w', w.id)
   stats.granted = stats.granted + 1
-  return cjson.encode({ w = w.id, d = w.devs, t = tokens, u = leaseUntil, a = now })
+  return '{"w":' .. cjson.encode(w.id) .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil ..
+    ',"a":' .. now .. '}'
 end
 
--- Live waiters in grant order; drops waiters whose own expiry passed (their process is gone).
+-- Tokens of w's devices if all are free and none is in `reserved`, else nil.
+local function grantable(w, reserved)
+  local last = {}
+  for i, dev in ipairs(w.devs) do
+    if reserved[dev] then return nil end
+    last[i] = freeToken(dev)
+    if not last[i] then return nil end
+  end
+  return last
+end
+
+-- Live waiters in grant order; first drops waiters whose expiry passed (their process is gone).
 local function loadWaiters(now)
-  local ids = redis.call('ZRANGE', waitersKey, 0, -1)
+  local flat = redis.call('ZRANGE', waitersKey, 0, -1, 'WITHSCORES')
+  if #flat == 0 then return flat end
+  local ids, stale = {}, {}
+  for i = 1, #flat, 2 do
+    if tonumber(flat[i + 1]) < now then stale[#stale + 1] = flat[i] else ids[#ids + 1] = flat[i] end
+  end
+  if #stale > 0 then
+    redis.call('HDEL', waiterDataKey, unpack(stale))
+    redis.call('ZREM', waitersKey, unpack(stale))
+    for _, id in ipairs(stale) do redis.call('DEL', wakeKey(id)) end
+    stats.dropped = stats.dropped + #stale
+  end
   local list = {}
-  for _, id in ipairs(ids) do
-    local f = redis.call('HMGET', waiterKey(id), 'devs', 'prio', 'ready', 'seq', 'exp', 'job',
-      'stage', 'holder', 'lease', 'ttl')
-    if not f[1] or tonumber(f[5]) < now then
-      dropWaiter(id)
-      stats.dropped = stats.dropped + 1
+  if #ids == 0 then return list end
+  local recs = redis.call('HMGET', waiterDataKey, unpack(ids))
+  for i, id in ipairs(ids) do
+    if recs[i] then
+      local w = cjson.decode(recs[i])
+      w.id = id
+      list[#list + 1] = w
     else
-      list[#list + 1] = { id = id, devs = cjson.decode(f[1]), prio = tonumber(f[2]),
-        ready = tonumber(f[3]), seq = tonumber(f[4]), job = f[6], stage = f[7], holder = f[8],
-        lease = tonumber(f[9]), ttl = tonumber(f[10]) }
+      redis.call('ZREM', waitersKey, id)
     end
   end
   table.sort(list, function(a, b)
@@ -109,27 +175,22 @@ end
 
 -- Ends lapsed leases, then grants every waiter the policy allows. A grant to selfId is returned
 -- (the caller replies with it); any other grant is pushed onto that waiter's wake list.
-local function grantPass(now, selfId)
-  expireLeases(now)
-  if redis.call('ZCARD', waitersKey) == 0 then return nil end
+-- Pass skipExpire when the calling script already ended lapsed leases at this `now`.
+local function grantPass(now, selfId, skipExpire)
+  if not skipExpire then expireLeases(now) end
   local reserved = {}
   local selfGrant = nil
   for _, w in ipairs(loadWaiters(now)) do
-    local ok = true
-    for _, dev in ipairs(w.devs) do
-      if reserved[dev] or redis.call('HEXISTS', devKey(dev), 'holder') == 1 then
-        ok = false
-        break
-      end
-    end
-    if ok then
-      local payload = grantDevices(w, now)
+    local last = grantable(w, reserved)
+    if last then
+      local payload = grantDevices(w, last, now)
       dropWaiter(w.id)
       if w.id == selfId then
         selfGrant = payload
       else
+        -- No PEXPIRE: BLPOP empties (deletes) the list; if the waiter died instead, its lease
+        -- lapses and endHolds deletes the list.
         redis.call('LPUSH', wakeKey(w.id), 'g' .. payload)
-        redis.call('PEXPIRE', wakeKey(w.id), w.ttl)
       end
     else
       for _, dev in ipairs(w.devs) do reserved[dev] = true end

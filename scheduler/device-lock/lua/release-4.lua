@@ -2,7 +2,7 @@
   End the caller's hold on devices (release) or the current hold whatever its token (revoke),
   then hand the freed devices to waiters in the same step.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] devices, JSON array
   ARGV[4] fencing tokens, JSON array parallel to ARGV[3] (ignored when forced)
@@ -20,15 +20,16 @@ local tokens = cjson.decode(ARGV[4])
 local force = ARGV[6] == '1'
 -- A lease that lapsed before this call ends as "lapsed", not "released".
 expireLeases(now)
-local lost = {}
+local rows, lost = {}, {}
 for i, dev in ipairs(devs) do
-  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token')
-  if cur[1] and (force or tonumber(cur[2]) == tonumber(tokens[i])) then
-    endLock(dev, ARGV[5], now)
+  local r = readHold(dev)
+  if r and (force or r.token == tonumber(tokens[i])) then
+    rows[#rows + 1] = r
   else
     lost[#lost + 1] = dev
   end
 end
-grantPass(now, nil)
+endHolds(rows, ARGV[5], now)
+grantPass(now, nil, true)
 if #lost == 0 then return { 0, '[]' } end
 return { 0, cjson.encode(lost) }

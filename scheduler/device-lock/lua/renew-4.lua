@@ -2,7 +2,7 @@
   Extend the lease of a grant, all devices or none, only while the caller still holds every
   device with the grant's tokens.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] devices, JSON array; ARGV[4] fencing tokens, JSON array parallel to ARGV[3]
   ARGV[5] lease ms from now
@@ -23,7 +23,7 @@ local lost = {}
 for i, dev in ipairs(devs) do
   local cur = redis.call('HMGET', devKey(dev), 'holder', 'token', 'endedToken', 'endReason')
   local mine = tonumber(tokens[i])
-  if not cur[1] or tonumber(cur[2]) ~= mine then
+  if not cur[1] or cur[1] == '' or tonumber(cur[2]) ~= mine then
     -- Our hold was the last one ended: say how; otherwise a newer grant came and went since.
     local reason = 'superseded'
     if tonumber(cur[3]) == mine then reason = cur[4] end
@@ -31,13 +31,16 @@ for i, dev in ipairs(devs) do
   end
 end
 if #lost > 0 then
-  if ended > 0 then grantPass(now, nil) end
+  if ended > 0 then grantPass(now, nil, true) end
   return { -3, cjson.encode(lost) }
 end
 local leaseUntil = now + tonumber(ARGV[5])
+local zargs = {}
 for _, dev in ipairs(devs) do
   redis.call('HSET', devKey(dev), 'leaseUntil', leaseUntil)
-  redis.call('ZADD', leasesKey, leaseUntil, dev)
+  zargs[#zargs + 1] = leaseUntil
+  zargs[#zargs + 1] = dev
 end
-if ended > 0 then grantPass(now, nil) end
+redis.call('ZADD', leasesKey, unpack(zargs))
+if ended > 0 then grantPass(now, nil, true) end
 return { 0, leaseUntil }
