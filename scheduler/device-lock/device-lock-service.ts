@@ -20,7 +20,7 @@ import {
 import { deviceKey, lockKeys, wakeKey, type LockKeys } from './keys.js';
 import { checkDevices, checkNumber, compileOptions, type CompiledOptions } from './options.js';
 import { defineScripts, runScript, type ScriptName } from './scripts.js';
-import { intervalsFromEntries, openInterval, type StreamEntry } from './timeline.js';
+import { intervalsFromEntries, openInterval, type DeviceFilter, type StreamEntry } from './timeline.js';
 import type {
   AcquireRequest,
   DeviceLockOptions,
@@ -298,12 +298,17 @@ export class DeviceLockService {
       'COUNT',
       limit,
     )) as StreamEntry[];
-    const wanted = q.devices ? new Set(q.devices) : null;
+    const only = q.devices ? new Set(q.devices) : null;
+    const prefix = q.devicePrefix;
+    const wanted: DeviceFilter =
+      only || prefix ? (d) => (!only || only.has(d)) && (!prefix || d.startsWith(prefix)) : null;
     const intervals = intervalsFromEntries(entries, wanted);
     if (q.since !== undefined && !q.after) {
       // Holds granted before `since` and still open have no entry in the window: add them.
       const seen = new Set(intervals.map((i) => `${i.device}\u0000${i.token}`));
-      const held = q.devices ?? (await this.redis.zrange(this.keys.leases, 0, -1));
+      const held = (q.devices ?? (await this.redis.zrange(this.keys.leases, 0, -1))).filter(
+        (d) => !wanted || wanted(d),
+      );
       for (const state of await Promise.all(held.map((d) => this.inspect(d)))) {
         const hold = state.hold;
         if (!hold || hold.grantedAt >= q.since || seen.has(`${state.device}\u0000${hold.token}`)) continue;

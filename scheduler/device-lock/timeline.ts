@@ -13,9 +13,12 @@ function fieldsOf(flat: string[]): Map<string, string> {
   return m;
 }
 
+/** Which devices a read wants; null = all. */
+export type DeviceFilter = ((device: string) => boolean) | null;
+
 export function intervalsFromEntries(
   entries: readonly StreamEntry[],
-  wanted: ReadonlySet<string> | null,
+  wanted: DeviceFilter,
 ): TimelineInterval[] {
   const byKey = new Map<string, TimelineInterval>();
   const out: TimelineInterval[] = [];
@@ -26,7 +29,7 @@ export function intervalsFromEntries(
     const endAt = f.get('e') === 'end' ? Number(f.get('b')) : null;
     const reason = endAt === null ? null : (f.get('r') as EndReason);
     devices.forEach((device, i) => {
-      if (wanted && !wanted.has(device)) return;
+      if (wanted && !wanted(device)) return;
       const token = Number(tokens[i]);
       const key = `${device}\u0000${token}`;
       const open = byKey.get(key);

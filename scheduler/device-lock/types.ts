@@ -102,6 +102,8 @@ export interface TimelineInterval {
 
 export interface TimelineQuery {
   devices?: readonly string[];
+  /** Only devices whose id starts with this, e.g. `node-3/` for one node's devices. */
+  devicePrefix?: string;
   /** Server time (ms): intervals that end at or after it, plus holds still open since before it. */
   since?: number;
   /** Stream cursor from a previous page (exclusive). */

@@ -41,6 +41,9 @@ describe('device lock: timeline', () => {
     assert.equal(intervals[3]?.waiterId, c.waiterId);
     assert.equal(intervals[4]?.end, null);
 
+    const node = await locks.readTimeline({ devicePrefix: 'n7/' });
+    assert.equal(node.intervals.length, 5, 'one node: all of its devices');
+    assert.deepEqual((await locks.readTimeline({ devicePrefix: 'n8/' })).intervals, []);
     const only1 = await locks.readTimeline({ devices: ['n7/1'] });
     assert.deepEqual(
       only1.intervals.map((i) => i.job),
