@@ -186,25 +186,21 @@ export class DeviceLockService {
     };
   }
 
-  private tokensOf(grant: Grant): string {
-    return JSON.stringify(grant.devices.map((d) => grant.tokens[d] ?? -1));
+  /** device, token, device, token, ... as the release and renew scripts take them. */
+  private pairsOf(grant: Grant): (string | number)[] {
+    return grant.devices.flatMap((d) => [d, grant.tokens[d] ?? -1]);
   }
 
   /** Extends the lease of every device of the grant; LockLostError if any was lapsed or revoked. */
   async renew(grant: Grant, leaseMs = grant.leaseMs): Promise<Grant> {
-    const [code, payload] = await this.run('renew-4', [
-      JSON.stringify(grant.devices),
-      this.tokensOf(grant),
-      leaseMs,
-    ]);
+    const [code, payload] = await this.run('renew-4', [leaseMs, ...this.pairsOf(grant)]);
     if (code < 0) throw errorFromScript(code, payload, { ...grant, devices: grant.devices });
     return { ...grant, leaseMs, leaseUntil: Number(payload) };
   }
 
   /** Releases the devices the grant still holds (idempotent) and hands them to waiters. */
   async release(grant: Grant): Promise<ReleaseResult> {
-    const devices = JSON.stringify(grant.devices);
-    const [, payload] = await this.run('release-4', [devices, this.tokensOf(grant), 'released', '0']);
+    const [, payload] = await this.run('release-4', ['released', '0', ...this.pairsOf(grant)]);
     const lost = parseList(payload);
     return { released: grant.devices.filter((d) => !lost.includes(d)), lost };
   }
@@ -212,8 +208,7 @@ export class DeviceLockService {
   /** Admin/preemption: ends the current hold on these devices whoever holds them ("revoked"). */
   async revoke(devices: readonly string[]): Promise<ReleaseResult> {
     checkDevices(devices);
-    const list = JSON.stringify(devices);
-    const [, payload] = await this.run('release-4', [list, '[]', 'revoked', '1']);
+    const [, payload] = await this.run('release-4', ['revoked', '1', ...devices.flatMap((d) => [d, 0])]);
     const notHeld = parseList(payload);
     return { released: devices.filter((d) => !notHeld.includes(d)), lost: notHeld };
   }

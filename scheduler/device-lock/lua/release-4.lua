@@ -4,10 +4,10 @@
 
   KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
-  ARGV[3] devices, JSON array
-  ARGV[4] fencing tokens, JSON array parallel to ARGV[3] (ignored when forced)
-  ARGV[5] reason recorded in the timeline: "released" or "revoked"
-  ARGV[6] "1" = force (admin revoke: end the current holder, whoever it is)
+  ARGV[3] reason recorded in the timeline: "released" or "revoked"
+  ARGV[4] "1" = force (admin revoke: end the current holder, whoever it is)
+  ARGV[5..] device, token, device, token, ... (token ignored when forced); plain arguments, not
+            JSON, to spare a decode on the handoff path
 
   Returns {0, lostJson}: JSON array of the devices this call did not end because the caller no
   longer held them (lease lapsed, revoked, or a newer token); empty array = all ended.
@@ -15,21 +15,20 @@
 --- @include "lock-core"
 
 local now = nowMs()
-local devs = cjson.decode(ARGV[3])
-local tokens = cjson.decode(ARGV[4])
-local force = ARGV[6] == '1'
+local force = ARGV[4] == '1'
 -- A lease that lapsed before this call ends as "lapsed", not "released".
 expireLeases(now)
 local rows, lost = {}, {}
-for i, dev in ipairs(devs) do
+for i = 5, #ARGV, 2 do
+  local dev = ARGV[i]
   local r = readHold(dev)
-  if r and (force or r.token == tonumber(tokens[i])) then
+  if r and (force or r.token == tonumber(ARGV[i + 1])) then
     rows[#rows + 1] = r
   else
     lost[#lost + 1] = dev
   end
 end
-endHolds(rows, ARGV[5], now)
+endHolds(rows, ARGV[3], now)
 grantPass(now, nil, true)
 if #lost == 0 then return { 0, '[]' } end
 return { 0, cjson.encode(lost) }

@@ -4,8 +4,8 @@
 
   KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
-  ARGV[3] devices, JSON array; ARGV[4] fencing tokens, JSON array parallel to ARGV[3]
-  ARGV[5] lease ms from now
+  ARGV[3] lease ms from now
+  ARGV[4..] device, token, device, token, ...
 
   Returns {0, leaseUntil} renewed
           {-3, lostJson} lock lost: JSON array of {d: device, r: reason}, r = how our hold ended
@@ -15,8 +15,11 @@
 --- @include "lock-core"
 
 local now = nowMs()
-local devs = cjson.decode(ARGV[3])
-local tokens = cjson.decode(ARGV[4])
+local devs, tokens = {}, {}
+for i = 4, #ARGV, 2 do
+  devs[#devs + 1] = ARGV[i]
+  tokens[#tokens + 1] = ARGV[i + 1]
+end
 -- Every script ends lapsed leases first: a lease that ran out is lost even if nobody wants it.
 local ended = expireLeases(now)
 local lost = {}
@@ -34,7 +37,7 @@ if #lost > 0 then
   if ended > 0 then grantPass(now, nil, true) end
   return { -3, cjson.encode(lost) }
 end
-local leaseUntil = now + tonumber(ARGV[5])
+local leaseUntil = now + tonumber(ARGV[3])
 local zargs = {}
 for _, dev in ipairs(devs) do
   redis.call('HSET', devKey(dev), 'leaseUntil', leaseUntil)
