@@ -18,7 +18,7 @@ import {
   errorFromScript,
 } from './errors.js';
 import { deviceKey, lockKeys, wakeKey, type LockKeys } from './keys.js';
-import { checkDevices, checkNumber, compileOptions, type CompiledOptions } from './options.js';
+import { checkDevices, checkNumber, checkText, compileOptions, type CompiledOptions } from './options.js';
 import { defineScripts, runScript, type ScriptName } from './scripts.js';
 import { intervalsFromEntries, openInterval, type DeviceFilter, type StreamEntry } from './timeline.js';
 import type {
@@ -82,6 +82,10 @@ export class DeviceLockService {
   /** Grants every device in `req.devices` at once, queueing behind the policy's order if needed. */
   async acquire(req: AcquireRequest): Promise<Grant> {
     checkDevices(req.devices);
+    for (const f of ['job', 'stage', 'holder'] as const) checkText(f, req[f]);
+    if (req.waiterId !== undefined) checkText('waiterId', req.waiterId);
+    if (req.timeoutMs !== undefined && !(req.timeoutMs >= 0 && Number.isFinite(req.timeoutMs)))
+      throw new TypeError(`timeoutMs must be a finite number >= 0, got ${req.timeoutMs}`);
     const priority = req.priority ?? 0;
     const readiness = req.readiness ?? 0;
     checkNumber('priority', priority);
@@ -130,6 +134,7 @@ export class DeviceLockService {
       req.timeoutMs !== undefined ? setTimeout(() => cancel('timeout'), req.timeoutMs) : undefined;
     const onAbort = () => cancel('abort');
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) onAbort(); // aborted while the acquire script was in flight
     // Heartbeats run on a client timer, not as BLPOP timeouts: Redis only checks blocking
     // timeouts when its event loop wakes (up to 1/hz = 100 ms late), too coarse for short ttls.
     const heartbeat = setInterval(

@@ -45,3 +45,7 @@ export function checkDevices(devices: readonly string[]): void {
 export function checkNumber(name: string, v: number): void {
   if (!Number.isFinite(v)) throw new TypeError(`${name} must be a finite number, got ${v}`);
 }
+
+export function checkText(name: string, v: unknown): void {
+  if (typeof v !== 'string' || v === '') throw new TypeError(`${name} must be a non-empty string`);
+}

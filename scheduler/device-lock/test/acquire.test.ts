@@ -79,6 +79,8 @@ describe('device lock: group acquire', () => {
     await assert.rejects(locks.acquire(req(['x', 'x'])), TypeError);
     await assert.rejects(locks.acquire({ ...req(['x']), leaseMs: 0 }), TypeError);
     await assert.rejects(locks.acquire({ ...req(['x']), priority: Number.NaN }), TypeError);
+    await assert.rejects(locks.acquire({ ...req(['x']), timeoutMs: -1 }), TypeError);
+    await assert.rejects(locks.acquire({ ...req(['x']), job: '' }), TypeError);
     assert.throws(() => fx.service({ waiterTtlMs: 0 }), TypeError);
   });
 
