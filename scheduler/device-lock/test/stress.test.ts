@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { DeviceLockService } from '../device-lock-service.js';
 import { lockKeys } from '../keys.js';
-import type { TimelineInterval } from '../types.js';
+import { AcquireTimeoutError } from '../errors.js';
+import type { Grant, TimelineInterval } from '../types.js';
 import { LockFixture, sleep } from './helpers.js';
 
 const fx = new LockFixture();
@@ -13,7 +14,8 @@ after(() => fx.close());
 
 const DEVICES = ['s0', 's1', 's2', 's3'];
 const CLIENTS = 8;
-const ROUNDS = 50;
+// LOCK_STRESS_ROUNDS raises the rounds for a soak run; the default keeps the suite fast.
+const ROUNDS = Number(process.env.LOCK_STRESS_ROUNDS ?? 50);
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -26,6 +28,7 @@ function rng(seed: number): () => number {
 interface Tally {
   grants: Map<string, number>;
   crashes: Map<string, number>;
+  timeouts: number;
 }
 
 async function client(locks: DeviceLockService, id: number, held: Map<string, number>, tally: Tally) {
@@ -34,15 +37,25 @@ async function client(locks: DeviceLockService, id: number, held: Map<string, nu
     let devices = DEVICES.filter(() => rand() < 0.5);
     if (devices.length === 0) devices = [DEVICES[Math.floor(rand() * DEVICES.length)] as string];
     const crash = rand() < 0.08;
-    const g = await locks.acquire({
-      devices,
-      job: `job-${id}`,
-      stage: `round-${round}`,
-      holder: `client-${id}`,
-      priority: Math.floor(rand() * 3),
-      readiness: rand() < 0.5 ? 1 : 0,
-      leaseMs: crash ? 40 : 10_000,
-    });
+    // Some waits give up quickly: cancellations race grants (a grant that wins is kept).
+    const impatient = rand() < 0.1;
+    let g: Grant;
+    try {
+      g = await locks.acquire({
+        devices,
+        job: `job-${id}`,
+        stage: `round-${round}`,
+        holder: `client-${id}`,
+        priority: Math.floor(rand() * 3),
+        readiness: rand() < 0.5 ? 1 : 0,
+        leaseMs: crash ? 40 : 10_000,
+        ...(impatient ? { timeoutMs: Math.floor(rand() * 5) + 1 } : {}),
+      });
+    } catch (err) {
+      assert.ok(impatient && err instanceof AcquireTimeoutError, `unexpected ${String(err)}`);
+      tally.timeouts++;
+      continue;
+    }
     for (const d of devices) {
       // In-process mutual exclusion: nobody else (alive) uses a device we were granted.
       assert.equal(
@@ -84,12 +97,12 @@ function checkDevice(device: string, intervals: TimelineInterval[], tally: Tally
 }
 
 describe('device lock: concurrent stress', () => {
-  it('never records two overlapping holds on one device', async () => {
+  it('never records two overlapping holds on one device', async (t) => {
     const services = Array.from({ length: CLIENTS }, () => fx.service({ waiterTtlMs: 300 }));
     const sweeper = services[0] as DeviceLockService;
     const stopSweeper = sweeper.startSweeper(20);
     const held = new Map<string, number>();
-    const tally: Tally = { grants: new Map(), crashes: new Map() };
+    const tally: Tally = { grants: new Map(), crashes: new Map(), timeouts: 0 };
     try {
       await Promise.all(services.map((s, i) => client(s, i, held, tally)));
       // Let the last crashed holds lapse.
@@ -100,6 +113,9 @@ describe('device lock: concurrent stress', () => {
     const { intervals, cursor } = await sweeper.readTimeline({ limit: 100_000 });
     assert.equal(cursor, null);
     for (const d of DEVICES) checkDevice(d, intervals, tally);
+    assert.deepEqual(await sweeper.listWaiters(), [], 'no waiter left behind');
+    const crashes = [...tally.crashes.values()].reduce((a, b) => a + b, 0);
+    t.diagnostic(`${intervals.length} device holds, ${crashes} lapsed, ${tally.timeouts} waits timed out`);
 
     // Stream order is the order of ownership: per device, grant t / end t / grant t+1 / ...
     const raw = await fx.redis.xrange(lockKeys(fx.prefix).timeline, '-', '+');
