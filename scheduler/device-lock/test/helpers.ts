@@ -46,16 +46,20 @@ export class LockFixture {
     s.close();
   }
 
+  private admin: Redis | undefined;
+
+  /** A connection of the test's own (raw reads, cleanup), never one a test kills. */
   get redis(): Redis {
-    if (!this.clients[0]) this.service();
-    return this.clients[0] as Redis;
+    this.admin ??= connect();
+    return this.admin;
   }
 
   async close(): Promise<void> {
     for (const s of this.services) s.close();
     await deletePrefix(this.redis, this.prefix);
     // Clients a test disconnected on purpose (a dead process) are already closed.
-    await Promise.all(this.clients.filter((c) => c.status === 'ready').map((c) => c.quit()));
+    const open = [...this.clients, this.redis].filter((c) => c.status === 'ready');
+    await Promise.all(open.map((c) => c.quit()));
   }
 }
 
