@@ -85,8 +85,6 @@ local function endHolds(rows, reason, now)
     local g = groups[w]
     log('e', 'end', 'd', cjson.encode(g.d), 't', '[' .. table.concat(g.t, ',') .. ']', 'h', g.r.holder,
       'j', g.r.job, 's', g.r.stage, 'a', g.r.grantedAt, 'b', now, 'r', reason, 'w', w)
-    -- A lapsed holder may have died before reading its grant: drop that message (no-op when read).
-    if reason == 'lapsed' then redis.call('DEL', wakeKey(w)) end
   end
 end
 
@@ -95,7 +93,7 @@ local function expireLeases(now)
   local rows = {}
   for _, dev in ipairs(lapsed) do
     local r = readHold(dev)
-    if r then rows[#rows + 1] = r end
+    if r then rows[#rows + 1] = r else redis.call('ZREM', leasesKey, dev) end
   end
   endHolds(rows, 'lapsed', now)
   stats.lapsed = stats.lapsed + #rows
@@ -150,7 +148,6 @@ local function loadWaiters(now)
   if #stale > 0 then
     redis.call('HDEL', waiterDataKey, unpack(stale))
     redis.call('ZREM', waitersKey, unpack(stale))
-    for _, id in ipairs(stale) do redis.call('DEL', wakeKey(id)) end
     stats.dropped = stats.dropped + #stale
   end
   local list = {}
@@ -188,9 +185,10 @@ local function grantPass(now, selfId, skipExpire)
       if w.id == selfId then
         selfGrant = payload
       else
-        -- No PEXPIRE: BLPOP empties (deletes) the list; if the waiter died instead, its lease
-        -- lapses and endHolds deletes the list.
+        -- BLPOP empties (deletes) the list at once; the expiry only reclaims the message of a
+        -- waiter that died meanwhile (its lease then lapses).
         redis.call('LPUSH', wakeKey(w.id), 'g' .. payload)
+        redis.call('PEXPIRE', wakeKey(w.id), w.ttl)
       end
     else
       for _, dev in ipairs(w.devs) do reserved[dev] = true end
