@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { DeviceLockService } from '../device-lock-service.js';
 import { lockKeys } from '../keys.js';
-import { AcquireTimeoutError } from '../errors.js';
+import { AcquireTimeoutError, LockLostError } from '../errors.js';
+import { FencingGuard } from '../fencing-guard.js';
 import type { Grant, TimelineInterval } from '../types.js';
 import { LockFixture, sleep } from './helpers.js';
 
@@ -29,7 +30,11 @@ interface Tally {
   grants: Map<string, number>;
   crashes: Map<string, number>;
   timeouts: number;
+  /** Grants of holders that "crashed": they come back at the end and try to use them. */
+  zombies: Grant[];
 }
+
+const guard = new FencingGuard();
 
 async function client(locks: DeviceLockService, id: number, held: Map<string, number>, tally: Tally) {
   const rand = rng(1000 + id);
@@ -56,6 +61,16 @@ async function client(locks: DeviceLockService, id: number, held: Map<string, nu
       tally.timeouts++;
       continue;
     }
+    for (const d of devices) tally.grants.set(d, (tally.grants.get(d) ?? 0) + 1);
+    if (crash) {
+      // The holder dies at once (before onload): it never releases; the lease must lapse. Its
+      // grant may even reach it after the lapse: only live holders are checked below.
+      for (const d of devices) tally.crashes.set(d, (tally.crashes.get(d) ?? 0) + 1);
+      tally.zombies.push(g);
+      continue;
+    }
+    // The engine's onload: a live holder's fresh tokens are always accepted.
+    assert.ok(guard.acceptAll(g.tokens), `client ${id}: fresh tokens accepted`);
     for (const d of devices) {
       // In-process mutual exclusion: nobody else (alive) uses a device we were granted.
       assert.equal(
@@ -63,12 +78,6 @@ async function client(locks: DeviceLockService, id: number, held: Map<string, nu
         undefined,
         `${d} granted to client ${id} while client ${held.get(d)} uses it`,
       );
-      tally.grants.set(d, (tally.grants.get(d) ?? 0) + 1);
-    }
-    if (crash) {
-      // The holder dies: it stops using the devices but never releases; the lease must lapse.
-      for (const d of devices) tally.crashes.set(d, (tally.crashes.get(d) ?? 0) + 1);
-      continue;
     }
     for (const d of devices) held.set(d, id);
     if (rand() < 0.5) await sleep(rand() * 2);
@@ -102,7 +111,7 @@ describe('device lock: concurrent stress', () => {
     const sweeper = services[0] as DeviceLockService;
     const stopSweeper = sweeper.startSweeper(20);
     const held = new Map<string, number>();
-    const tally: Tally = { grants: new Map(), crashes: new Map(), timeouts: 0 };
+    const tally: Tally = { grants: new Map(), crashes: new Map(), timeouts: 0, zombies: [] };
     try {
       await Promise.all(services.map((s, i) => client(s, i, held, tally)));
       // Let the last crashed holds lapse.
@@ -114,6 +123,15 @@ describe('device lock: concurrent stress', () => {
     assert.equal(cursor, null);
     for (const d of DEVICES) checkDevice(d, intervals, tally);
     assert.deepEqual(await sweeper.listWaiters(), [], 'no waiter left behind');
+    // Crashed holders wake up late: each device they held was granted again since, so the
+    // engine refuses their tokens, and renew tells them the lease lapsed.
+    for (const z of tally.zombies) {
+      for (const [d, token] of Object.entries(z.tokens)) {
+        if ((tally.grants.get(d) ?? 0) > token)
+          assert.equal(guard.accept(d, token), false, `stale ${d}#${token}`);
+      }
+      await assert.rejects(sweeper.renew(z), LockLostError);
+    }
     const crashes = [...tally.crashes.values()].reduce((a, b) => a + b, 0);
     t.diagnostic(`${intervals.length} device holds, ${crashes} lapsed, ${tally.timeouts} waits timed out`);
 
