@@ -1,0 +1,170 @@
+// `npm run bench:lock`: latency of the device lock next to a plain Redis round trip, same run,
+// same machine, same client library (ioredis), all in one process.
+//
+// - PING: the Redis round trip.
+// - acquire→release: an uncontended grant and its release (two script round trips).
+// - handoff: from the holder calling release() to the queued waiter's acquire() resolving with
+//   the grant (release script + grant pass + BLPOP wake-up): the cost the lock adds to a switch.
+//
+// Each is measured twice: back to back ("busy") and after 1 ms idle ("idle", both processes
+// asleep in epoll first, as a waiter blocked during a whole stage is). Ratios compare like with
+// like: handoff busy / PING busy, handoff idle / PING idle.
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { DeviceLockService } from '../device-lock-service.js';
+import type { Grant } from '../types.js';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const N = Number(process.env.BENCH_ITERATIONS ?? 3000);
+const WARMUP = 200;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface Stats {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
+}
+
+async function timeLoop(n: number, idle: boolean, op: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < WARMUP + n; i++) {
+    if (idle) await sleep(1);
+    const t0 = performance.now();
+    await op();
+    if (i >= WARMUP) out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** Two services (own connections) pass a 2-device group back and forth. */
+async function handoffs(
+  a: DeviceLockService,
+  b: DeviceLockService,
+  barrier: Map<DeviceLockService, Redis>,
+  n: number,
+  idle: boolean,
+): Promise<number[]> {
+  const out: number[] = [];
+  const req = { devices: ['bench/h0', 'bench/h1'], job: 'bench', stage: 'switch', holder: 'a' };
+  let holder = a;
+  let waiter = b;
+  let grant: Grant = await holder.acquire(req);
+  for (let i = 0; i < WARMUP + n; i++) {
+    let onQueued!: () => void;
+    const queued = new Promise<void>((r) => (onQueued = r));
+    let grantedAt = 0;
+    const next = waiter.acquire({ ...req, holder: i % 2 ? 'a' : 'b', onQueued }).then((g) => {
+      grantedAt = performance.now(); // the waiter holds the devices from here on
+      return g;
+    });
+    await queued;
+    // The waiter's BLPOP was written before this PING on the waiter's other connection, so
+    // Redis has it blocked by the time the PING returns: we time a real wake-up.
+    await barrier.get(waiter)?.ping();
+    if (idle) await sleep(1);
+    const t0 = performance.now();
+    await holder.release(grant);
+    grant = await next;
+    if (i >= WARMUP) out.push(grantedAt - t0);
+    [holder, waiter] = [waiter, holder];
+  }
+  await holder.release(grant);
+  return out;
+}
+
+/** Checks, outside the timed loops, that a queued waiter really sits in BLPOP at release time. */
+async function blockedSample(a: DeviceLockService, b: DeviceLockService, admin: Redis, n: number) {
+  const req = { devices: ['bench/s0'], job: 'bench', stage: 'check', holder: 'a' };
+  let blocked = 0;
+  for (let i = 0; i < n; i++) {
+    const g = await a.acquire(req);
+    let onQueued!: () => void;
+    const queued = new Promise<void>((r) => (onQueued = r));
+    const next = b.acquire({ ...req, onQueued });
+    await queued;
+    await admin.ping();
+    const list = (await admin.client('LIST')) as string;
+    if (list.split('\n').some((l) => l.includes('name=ts-lock-bench-b') && l.includes('cmd=blpop')))
+      blocked++;
+    await a.release(g);
+    await b.release(await next);
+  }
+  return blocked;
+}
+
+async function main(): Promise<void> {
+  const prefix = `ts-bench-${randomBytes(6).toString('hex')}:`;
+  const r1 = new Redis(url, { connectionName: 'ts-lock-bench-a' });
+  const r2 = new Redis(url, { connectionName: 'ts-lock-bench-b' });
+  const a = new DeviceLockService(r1, { prefix });
+  const b = new DeviceLockService(r2, { prefix });
+  const barrier = new Map([
+    [a, r1],
+    [b, r2],
+  ]);
+  const started = performance.now();
+  try {
+    const req = { devices: ['bench/r0'], job: 'bench', stage: 'rt', holder: 'a' };
+    const req4 = { ...req, devices: ['bench/g0', 'bench/g1', 'bench/g2', 'bench/g3'] };
+    const rows: [string, Stats][] = [];
+    const res: Record<string, Stats> = {};
+    for (const idle of [false, true]) {
+      const tag = idle ? 'idle' : 'busy';
+      const n = idle ? Math.floor(N / 3) : N;
+      res[`ping-${tag}`] = stats(await timeLoop(n, idle, () => r1.ping()));
+      res[`ar-${tag}`] = stats(await timeLoop(n, idle, async () => a.release(await a.acquire(req))));
+      if (!idle) res.ar4 = stats(await timeLoop(n, idle, async () => a.release(await a.acquire(req4))));
+      res[`handoff-${tag}`] = stats(await handoffs(a, b, barrier, n, idle));
+      rows.push([`PING round trip (${tag})`, res[`ping-${tag}`] as Stats]);
+      rows.push([`acquire→release 1 device (${tag})`, res[`ar-${tag}`] as Stats]);
+      if (!idle) rows.push(['acquire→release 4-device group (busy)', res.ar4 as Stats]);
+      rows.push([`handoff, 2-device group (${tag})`, res[`handoff-${tag}`] as Stats]);
+    }
+    const blocked = await blockedSample(a, b, r1, 50);
+
+    const f = (x: number) => x.toFixed(3).padStart(8);
+    console.log(
+      `device-lock bench: ${N} iterations busy, ${Math.floor(N / 3)} idle (+${WARMUP} warm-up each)`,
+    );
+    console.log(
+      `Redis ${url}; busy = back to back, idle = after 1 ms asleep; ratio = p50 / PING p50 (same mode)`,
+    );
+    console.log(
+      `${'operation'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)}  ratio`,
+    );
+    for (const [name, s] of rows) {
+      const ping = (name.includes('idle') ? res['ping-idle'] : res['ping-busy']) as Stats;
+      console.log(
+        `${name.padEnd(40)} ${f(s.p50)} ${f(s.p99)} ${f(s.mean)}  ${(s.p50 / ping.p50).toFixed(2)}×`,
+      );
+    }
+    for (const tag of ['busy', 'idle']) {
+      const h = res[`handoff-${tag}`] as Stats;
+      const p = res[`ping-${tag}`] as Stats;
+      console.log(
+        `handoff / PING (${tag}): p50 ${(h.p50 / p.p50).toFixed(2)}×, p99 ${(h.p99 / p.p99).toFixed(2)}× (target ≤ 3×)`,
+      );
+    }
+    console.log(`waiter seen blocked in BLPOP at release: ${blocked}/50 sampled handoffs`);
+    console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    a.close();
+    b.close();
+    let cursor = '0';
+    do {
+      const [next, keys] = await r1.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await r1.del(...keys);
+    } while (cursor !== '0');
+    await Promise.all([r1.quit(), r2.quit()]);
+  }
+}
+
+await main();

@@ -1,0 +1,331 @@
+// Distributed device lock (DESIGN §3): one Redis hash per device, all-or-nothing group grants,
+// fencing tokens, leases, ordered waiters and a timeline. The real work happens in the Lua
+// scripts under lua/ (see their headers and lua/includes/lock-core.lua for the invariants);
+// this class validates input, calls them, and waits for handoffs on a dedicated connection.
+//
+// Waiting: a queued acquire BLPOPs its own wake list. Whoever frees devices (release, renew,
+// sweeper, cancel, another waiter's heartbeat) runs the grant pass inside its script and pushes
+// the grant there, so a handoff costs one script round trip plus the BLPOP wake-up. While it
+// waits, the waiter heartbeats (touch-waiter), which keeps its entry alive and ends lapsed leases.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { BlockingPool } from './blocking-pool.js';
+import {
+  AcquireAbortedError,
+  AcquireTimeoutError,
+  DeviceLockError,
+  WaiterExpiredError,
+  errorFromScript,
+} from './errors.js';
+import { deviceKey, lockKeys, wakeKey, type LockKeys } from './keys.js';
+import { checkDevices, checkNumber, checkText, compileOptions, type CompiledOptions } from './options.js';
+import { defineScripts, runScript, type ScriptName } from './scripts.js';
+import { intervalsFromEntries, openInterval, type DeviceFilter, type StreamEntry } from './timeline.js';
+import type {
+  AcquireRequest,
+  DeviceLockOptions,
+  DeviceState,
+  Grant,
+  ReleaseResult,
+  SweepStats,
+  TimelinePage,
+  TimelineQuery,
+  WaiterInfo,
+} from './types.js';
+
+/** A waiter's record in the waiter-data hash (see lua/includes/lock-core.lua). */
+interface WaiterRecord {
+  devs: string[];
+  job: string;
+  stage: string;
+  holder: string;
+  prio: number;
+  ready: number;
+  lease: number;
+  ttl: number;
+  since: number;
+  seq: number;
+}
+
+interface GrantWire {
+  w: string;
+  d: string[];
+  t: number[];
+  u: number;
+  a: number;
+}
+
+export class DeviceLockService {
+  readonly options: CompiledOptions;
+  private readonly keys: LockKeys;
+  private readonly pool: BlockingPool;
+
+  /** `redis` is the caller's client (not closed by `close()`); it must have no commandTimeout
+   *  shorter than a script run. Blocking connections are duplicated from it. */
+  constructor(
+    private readonly redis: Redis,
+    options: DeviceLockOptions,
+  ) {
+    this.options = compileOptions(options);
+    this.keys = lockKeys(this.options.prefix);
+    this.pool = new BlockingPool(redis, this.options.maxIdleBlockingConnections);
+    defineScripts(redis);
+  }
+
+  private run(name: ScriptName, args: readonly (string | number)[]) {
+    const { waiters, leases, timeline, waiterData, seq } = this.keys;
+    const keys = [waiters, leases, timeline, waiterData];
+    if (name === 'acquire-5') keys.push(seq);
+    return runScript(this.redis, name, keys, [this.keys.base, this.options.timelineMaxLen, ...args]);
+  }
+
+  /** Grants every device in `req.devices` at once, queueing behind the policy's order if needed. */
+  async acquire(req: AcquireRequest): Promise<Grant> {
+    checkDevices(req.devices);
+    for (const f of ['job', 'stage', 'holder'] as const) checkText(f, req[f]);
+    if (req.waiterId !== undefined) checkText('waiterId', req.waiterId);
+    if (req.timeoutMs !== undefined && !(req.timeoutMs >= 0 && Number.isFinite(req.timeoutMs)))
+      throw new TypeError(`timeoutMs must be a finite number >= 0, got ${req.timeoutMs}`);
+    const priority = req.priority ?? 0;
+    const readiness = req.readiness ?? 0;
+    checkNumber('priority', priority);
+    checkNumber('readiness', readiness);
+    const leaseMs = req.leaseMs ?? this.options.defaultLeaseMs;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0)
+      throw new TypeError(`leaseMs must be a positive integer`);
+    const waiterId = req.waiterId ?? `${req.holder}:${randomUUID()}`;
+    const devices = [...req.devices];
+    if (req.signal?.aborted) throw new AcquireAbortedError(waiterId, devices);
+    const mode = req.timeoutMs === 0 ? 'try' : 'wait';
+    const record = {
+      devs: devices,
+      job: req.job,
+      stage: req.stage,
+      holder: req.holder,
+      prio: priority,
+      ready: readiness,
+      lease: leaseMs,
+      ttl: this.options.waiterTtlMs,
+    };
+    const [code, payload] = await this.run('acquire-5', [waiterId, JSON.stringify(record), mode]);
+    if (code < 0) throw errorFromScript(code, payload, { waiterId, devices });
+    if (code === 1) return this.toGrant(payload, req, leaseMs);
+    req.onQueued?.(waiterId);
+    return this.waitForGrant(waiterId, devices, req, leaseMs);
+  }
+
+  private async waitForGrant(
+    waiterId: string,
+    devices: string[],
+    req: AcquireRequest,
+    leaseMs: number,
+  ): Promise<Grant> {
+    const conn = this.pool.take();
+    const wake = wakeKey(this.keys, waiterId);
+    let cancelledBy: 'timeout' | 'abort' | null = null;
+    const cancel = (why: 'timeout' | 'abort') => {
+      if (cancelledBy) return;
+      cancelledBy = why;
+      // The script removes the waiter and pushes "c", which ends the BLPOP below; if the
+      // waiter was granted first, the grant is what the BLPOP gets instead.
+      this.cancelWaiter(waiterId).catch(() => {});
+    };
+    const timer =
+      req.timeoutMs !== undefined ? setTimeout(() => cancel('timeout'), req.timeoutMs) : undefined;
+    const onAbort = () => cancel('abort');
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) onAbort(); // aborted while the acquire script was in flight
+    // Heartbeats run on a client timer, not as BLPOP timeouts: Redis only checks blocking
+    // timeouts when its event loop wakes (up to 1/hz = 100 ms late), too coarse for short ttls.
+    const heartbeat = setInterval(
+      () => void this.run('touch-waiter-4', [waiterId, this.options.waiterTtlMs]).catch(() => {}),
+      Math.max(10, Math.floor(this.options.waiterTtlMs / 3)),
+    );
+    let healthy = true;
+    try {
+      for (;;) {
+        // No timeout: a grant ("g"), a cancel ("c") or a dropped-waiter marker ("x") ends it.
+        const msg = await conn.blpop(wake, 0);
+        if (msg === null) continue;
+        const body = msg[1];
+        if (body === 'x') throw new WaiterExpiredError(waiterId);
+        if (body === 'c') {
+          if (cancelledBy === 'timeout') throw new AcquireTimeoutError(waiterId, devices, req.timeoutMs ?? 0);
+          throw new AcquireAbortedError(waiterId, devices);
+        }
+        const grant = this.toGrant(body.slice(1), req, leaseMs);
+        if (cancelledBy === 'abort') {
+          await this.release(grant);
+          throw new AcquireAbortedError(waiterId, devices);
+        }
+        return grant; // a grant that raced the timeout is still a valid grant
+      }
+    } catch (err) {
+      if (!(err instanceof DeviceLockError)) {
+        healthy = false;
+        await this.cancelWaiter(waiterId).catch(() => {});
+      }
+      throw err;
+    } finally {
+      clearInterval(heartbeat);
+      if (timer) clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      this.pool.give(conn, healthy);
+    }
+  }
+
+  private toGrant(payload: string, req: AcquireRequest, leaseMs: number): Grant {
+    const g = JSON.parse(payload) as GrantWire;
+    const tokens: Record<string, number> = {};
+    g.d.forEach((d, i) => (tokens[d] = Number(g.t[i])));
+    return {
+      waiterId: g.w,
+      devices: g.d,
+      tokens,
+      job: req.job,
+      stage: req.stage,
+      holder: req.holder,
+      leaseMs,
+      leaseUntil: g.u,
+      grantedAt: g.a,
+    };
+  }
+
+  /** device, token, device, token, ... as the release and renew scripts take them. */
+  private pairsOf(grant: Grant): (string | number)[] {
+    return grant.devices.flatMap((d) => [d, grant.tokens[d] ?? -1]);
+  }
+
+  /** Extends the lease of every device of the grant; LockLostError if any was lapsed or revoked. */
+  async renew(grant: Grant, leaseMs = grant.leaseMs): Promise<Grant> {
+    const [code, payload] = await this.run('renew-4', [leaseMs, ...this.pairsOf(grant)]);
+    if (code < 0) throw errorFromScript(code, payload, { ...grant, devices: grant.devices });
+    return { ...grant, leaseMs, leaseUntil: Number(payload) };
+  }
+
+  /** Releases the devices the grant still holds (idempotent) and hands them to waiters. */
+  async release(grant: Grant): Promise<ReleaseResult> {
+    const [, payload] = await this.run('release-4', ['released', '0', ...this.pairsOf(grant)]);
+    const lost = parseList(payload);
+    return { released: grant.devices.filter((d) => !lost.includes(d)), lost };
+  }
+
+  /** Admin/preemption: ends the current hold on these devices whoever holds them ("revoked"). */
+  async revoke(devices: readonly string[]): Promise<ReleaseResult> {
+    checkDevices(devices);
+    const [, payload] = await this.run('release-4', ['revoked', '1', ...devices.flatMap((d) => [d, 0])]);
+    const notHeld = parseList(payload);
+    return { released: devices.filter((d) => !notHeld.includes(d)), lost: notHeld };
+  }
+
+  /** Sweeper step: ends lapsed leases, drops expired waiters, grants what became grantable. */
+  async expireLapsed(): Promise<SweepStats> {
+    const [, payload] = await this.run('expire-lapsed-4', []);
+    return JSON.parse(payload) as SweepStats;
+  }
+
+  /** Runs expireLapsed every intervalMs until the returned function is called. */
+  startSweeper(intervalMs: number, onError: (err: unknown) => void = () => {}): () => void {
+    const t = setInterval(() => void this.expireLapsed().catch(onError), intervalMs);
+    t.unref();
+    return () => clearInterval(t);
+  }
+
+  /** Reorders a live waiter; WaiterNotFoundError once it was granted, cancelled or dropped. */
+  async setPriority(waiterId: string, priority: number, readiness = 0): Promise<void> {
+    checkNumber('priority', priority);
+    checkNumber('readiness', readiness);
+    const [code, payload] = await this.run('set-priority-4', [waiterId, priority, readiness]);
+    if (code < 0) throw errorFromScript(code, payload, { waiterId, devices: [] });
+  }
+
+  /** Removes a live waiter; its acquire rejects with AcquireAbortedError. False if not waiting. */
+  async cancelWaiter(waiterId: string): Promise<boolean> {
+    const [code] = await this.run('cancel-waiter-4', [waiterId]);
+    return code === 1;
+  }
+
+  async inspect(device: string): Promise<DeviceState> {
+    const h = await this.redis.hgetall(deviceKey(this.keys, device));
+    const lastToken = Number(h.token ?? 0);
+    if (!h.holder) return { device, lastToken, hold: null }; // '' = free since its last end
+    const hold = {
+      holder: h.holder,
+      job: h.job ?? '',
+      stage: h.stage ?? '',
+      waiterId: h.waiter ?? '',
+      token: lastToken,
+      leaseUntil: Number(h.leaseUntil),
+      grantedAt: Number(h.grantedAt),
+    };
+    return { device, lastToken, hold };
+  }
+
+  /** Live waiters in the order the grant pass considers them (expired ones may still show). */
+  async listWaiters(): Promise<WaiterInfo[]> {
+    const flat = await this.redis.zrange(this.keys.waiters, 0, -1, 'WITHSCORES');
+    if (flat.length === 0) return [];
+    const ids = flat.filter((_, i) => i % 2 === 0);
+    const recs = await this.redis.hmget(this.keys.waiterData, ...ids);
+    const out: WaiterInfo[] = [];
+    recs.forEach((rec, i) => {
+      if (!rec) return;
+      const w = JSON.parse(rec) as WaiterRecord;
+      out.push({
+        waiterId: ids[i] as string,
+        devices: w.devs,
+        job: w.job,
+        stage: w.stage,
+        holder: w.holder,
+        priority: w.prio,
+        readiness: w.ready,
+        seq: w.seq,
+        since: w.since,
+        expiresAt: Number(flat[2 * i + 1]),
+      });
+    });
+    return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);
+  }
+
+  /** Grant intervals from the timeline, oldest first, one per device per grant. */
+  async readTimeline(q: TimelineQuery = {}): Promise<TimelinePage> {
+    const limit = q.limit ?? 1000;
+    const start = q.after ? `(${q.after}` : q.since !== undefined ? String(Math.floor(q.since)) : '-';
+    const entries = (await this.redis.xrange(
+      this.keys.timeline,
+      start,
+      '+',
+      'COUNT',
+      limit,
+    )) as StreamEntry[];
+    const only = q.devices ? new Set(q.devices) : null;
+    const prefix = q.devicePrefix;
+    const wanted: DeviceFilter =
+      only || prefix ? (d) => (!only || only.has(d)) && (!prefix || d.startsWith(prefix)) : null;
+    const intervals = intervalsFromEntries(entries, wanted);
+    if (q.since !== undefined && !q.after) {
+      // Holds granted before `since` and still open have no entry in the window: add them.
+      const seen = new Set(intervals.map((i) => `${i.device}\u0000${i.token}`));
+      const held = (q.devices ?? (await this.redis.zrange(this.keys.leases, 0, -1))).filter(
+        (d) => !wanted || wanted(d),
+      );
+      for (const state of await Promise.all(held.map((d) => this.inspect(d)))) {
+        const hold = state.hold;
+        if (!hold || hold.grantedAt >= q.since || seen.has(`${state.device}\u0000${hold.token}`)) continue;
+        intervals.unshift(openInterval(state.device, hold));
+      }
+    }
+    const last = entries[entries.length - 1];
+    return { intervals, cursor: entries.length === limit && last ? last[0] : null };
+  }
+
+  /** Closes the blocking connections (pending waits reject); the caller's client stays open. */
+  close(): void {
+    this.pool.close();
+  }
+}
+
+function parseList(payload: string): string[] {
+  const v: unknown = JSON.parse(payload);
+  return Array.isArray(v) ? (v as string[]) : [];
+}

@@ -1,0 +1,48 @@
+--[[
+  Enqueue a waiter for a group of devices and run a grant pass; all devices or none.
+
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records,
+  KEYS[5] arrival counter
+  ARGV[1] key base, ARGV[2] timeline MAXLEN
+  ARGV[3] waiter id (unique among live waiters)
+  ARGV[4] waiter record, JSON object {devs, job, stage, holder, prio, ready, lease, ttl} with
+          devs distinct and non-empty (checked by the caller); this script appends since, seq
+  ARGV[5] mode: "wait" keeps the waiter queued, "try" removes it when not granted at once
+
+  Returns {1, grantJson} granted now: {w, d: devices, t: tokens, u: leaseUntil, a: grantedAt}
+          {0, ""} queued: the grant will arrive on "<base>wake:<id>" as "g<grantJson>"
+          {-1, ""} a live waiter with this id exists
+          {-2, ""} mode "try" and not grantable now
+]]
+--- @include "lock-core"
+
+local now = nowMs()
+local id = ARGV[3]
+local w = cjson.decode(ARGV[4])
+w.id = id
+expireLeases(now)
+
+-- Fast path: nobody waits and every device is free, so the policy grants this request at once
+-- without queueing it.
+if redis.call('ZCARD', waitersKey) == 0 then
+  local last = grantable(w, {})
+  if last then return { 1, grantDevices(w, last, now) } end
+  if ARGV[5] == 'try' then return { -2, '' } end
+end
+
+if redis.call('HEXISTS', waiterDataKey, id) == 1 then return { -1, '' } end
+redis.call('DEL', wakeKey(id))
+local seq = redis.call('INCR', KEYS[5])
+redis.call('HSET', waiterDataKey, id,
+  string.sub(ARGV[4], 1, -2) .. ',"since":' .. now .. ',"seq":' .. seq .. '}')
+redis.call('ZADD', waitersKey, now + w.ttl, id)
+
+local g = grantPass(now, id, true)
+if g then return { 1, g } end
+if ARGV[5] == 'try' then
+  dropWaiter(id)
+  -- This waiter reserved its devices during the pass; lower waiters may be grantable without it.
+  grantPass(now, nil, true)
+  return { -2, '' }
+end
+return { 0, '' }

@@ -1,0 +1,49 @@
+--[[
+  Extend the lease of a grant, all devices or none, only while the caller still holds every
+  device with the grant's tokens.
+
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  ARGV[1] key base, ARGV[2] timeline MAXLEN
+  ARGV[3] lease ms from now
+  ARGV[4..] device, token, device, token, ...
+
+  Returns {0, leaseUntil} renewed
+          {-3, lostJson} lock lost: JSON array of {d: device, r: reason}, r = how our hold ended
+                         ("lapsed" | "revoked" | "released") or "superseded" (a newer hold came and
+                         went since); nothing was extended; lapsed devices are already handed over.
+]]
+--- @include "lock-core"
+
+local now = nowMs()
+local devs, tokens = {}, {}
+for i = 4, #ARGV, 2 do
+  devs[#devs + 1] = ARGV[i]
+  tokens[#tokens + 1] = ARGV[i + 1]
+end
+-- Every script ends lapsed leases first: a lease that ran out is lost even if nobody wants it.
+local ended = expireLeases(now)
+local lost = {}
+for i, dev in ipairs(devs) do
+  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token', 'endedToken', 'endReason')
+  local mine = tonumber(tokens[i])
+  if not cur[1] or cur[1] == '' or tonumber(cur[2]) ~= mine then
+    -- Our hold was the last one ended: say how; otherwise a newer grant came and went since.
+    local reason = 'superseded'
+    if tonumber(cur[3]) == mine then reason = cur[4] end
+    lost[#lost + 1] = { d = dev, r = reason }
+  end
+end
+if #lost > 0 then
+  if ended > 0 then grantPass(now, nil, true) end
+  return { -3, cjson.encode(lost) }
+end
+local leaseUntil = now + tonumber(ARGV[3])
+local zargs = {}
+for _, dev in ipairs(devs) do
+  redis.call('HSET', devKey(dev), 'leaseUntil', leaseUntil)
+  zargs[#zargs + 1] = leaseUntil
+  zargs[#zargs + 1] = dev
+end
+redis.call('ZADD', leasesKey, unpack(zargs))
+if ended > 0 then grantPass(now, nil, true) end
+return { 0, leaseUntil }

@@ -1,0 +1,27 @@
+--[[
+  Heartbeat of a live waiter: push its expiry to now + ttl, then run a grant pass (which also
+  ends lapsed leases, so waiting processes detect lapses even when no sweeper runs).
+
+  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  ARGV[1] key base, ARGV[2] timeline MAXLEN
+  ARGV[3] waiter id, ARGV[4] ttl ms
+
+  Returns {1, ""} still waiting (or granted by this pass: the grant is on its wake list)
+          {0, ""} not waiting, but its wake list holds a message (grant or cancel marker)
+          {-4, ""} gone: dropped as stale (it expired before this heartbeat); "x" is pushed onto
+                   its wake list so that the waiter's BLPOP (which has no timeout) ends
+]]
+--- @include "lock-core"
+
+local now = nowMs()
+local id = ARGV[3]
+local ttl = tonumber(ARGV[4])
+local exp = redis.call('ZSCORE', waitersKey, id)
+-- Refresh only a live entry: an expired one is gone even if no pass has dropped it yet.
+if exp and tonumber(exp) >= now then redis.call('ZADD', waitersKey, now + ttl, id) end
+grantPass(now, nil)
+if redis.call('ZSCORE', waitersKey, id) then return { 1, '' } end
+if redis.call('LLEN', wakeKey(id)) > 0 then return { 0, '' } end
+redis.call('LPUSH', wakeKey(id), 'x')
+redis.call('PEXPIRE', wakeKey(id), ttl)
+return { -4, '' }

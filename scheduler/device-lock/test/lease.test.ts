@@ -1,0 +1,137 @@
+// Leases and fencing: a lapsed lease is revoked and handed on with a higher token; a holder
+// that lost its lock cannot renew or release it; the LeaseKeeper keeps a live lease alive.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { LockLostError } from '../errors.js';
+import { LeaseKeeper } from '../lease-keeper.js';
+import { LockFixture, queued, sleep } from './helpers.js';
+
+const fx = new LockFixture();
+after(() => fx.close());
+
+const req = (devices: string[], job: string) => ({ devices, job, stage: 'train', holder: `holder-${job}` });
+
+async function serverMs(): Promise<number> {
+  const [sec, usec] = await fx.redis.time();
+  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+}
+
+async function untilFree(locks: ReturnType<LockFixture['service']>, device: string): Promise<void> {
+  while ((await locks.inspect(device)).hold) {
+    await sleep(20);
+    await locks.expireLapsed();
+  }
+}
+
+describe('device lock: leases and fencing', () => {
+  it('revokes a lapsed lease and grants the next waiter a higher token', async () => {
+    // Short waiter ttl: the waiter's own heartbeats (every ttl/3) notice the lapse, no sweeper.
+    const locks = fx.service({ waiterTtlMs: 150 });
+    const stale = await locks.acquire({ ...req(['l0', 'l1'], 'stale'), leaseMs: 100 });
+    const q = queued();
+    const next = await locks.acquire({ ...req(['l1'], 'next'), onQueued: q.onQueued });
+    assert.ok((next.tokens.l1 ?? 0) > (stale.tokens.l1 ?? 0));
+    assert.ok(next.grantedAt > stale.leaseUntil, 'granted only after the lease lapsed');
+
+    const { intervals } = await locks.readTimeline({ devices: ['l0', 'l1'] });
+    const ended = intervals.filter((i) => i.job === 'stale');
+    assert.deepEqual(
+      ended.map((i) => [i.device, i.reason]),
+      [
+        ['l0', 'lapsed'],
+        ['l1', 'lapsed'],
+      ],
+      'both devices of the lapsed grant ended together',
+    );
+    await locks.release(next);
+  });
+
+  it('fails renew after the lease lapsed, with the devices and the reason', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['r0', 'r1'], 'slow'), leaseMs: 50 });
+    await untilFree(locks, 'r0');
+    const err = await locks.renew(g).then(
+      () => assert.fail('renew succeeded after lapse'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof LockLostError);
+    assert.equal(err.code, 'LOCK_LOST');
+    assert.equal(err.job, 'slow');
+    assert.deepEqual(
+      err.lost.map((l) => [l.device, l.reason]),
+      [
+        ['r0', 'lapsed'],
+        ['r1', 'lapsed'],
+      ],
+    );
+    assert.match(err.message, /lost its lock on r0/);
+    assert.deepEqual(await locks.release(g), { released: [], lost: ['r0', 'r1'] });
+  });
+
+  it('fails renew when the lapse is noticed by the renew itself', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['n0'], 'late'), leaseMs: 30 });
+    // Wait on the server's clock without running any lock script (each would end the lapse).
+    while ((await serverMs()) <= g.leaseUntil) await sleep(10);
+    await assert.rejects(
+      locks.renew(g),
+      (e: unknown) => e instanceof LockLostError && e.lost[0]?.reason === 'lapsed',
+    );
+    const { intervals } = await locks.readTimeline({ devices: ['n0'] });
+    assert.equal(intervals.at(-1)?.reason, 'lapsed');
+  });
+
+  it('fails renew after an admin revoke, and the next grant fences the old one', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire(req(['v0', 'v1'], 'victim'));
+    assert.deepEqual((await locks.revoke(['v0'])).released, ['v0']);
+    await assert.rejects(
+      locks.renew(g),
+      (e: unknown) =>
+        e instanceof LockLostError &&
+        e.lost.length === 1 &&
+        e.lost[0]?.device === 'v0' &&
+        e.lost[0].reason === 'revoked',
+    );
+    // v1 still belongs to the grant: release ends it, v0 is reported lost.
+    assert.deepEqual(await locks.release(g), { released: ['v1'], lost: ['v0'] });
+    const again = await locks.acquire(req(['v0'], 'other'));
+    assert.ok((again.tokens.v0 ?? 0) > (g.tokens.v0 ?? 0));
+    await locks.release(again);
+  });
+
+  it('renew extends the lease of every device', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['e0', 'e1'], 'renewer'), leaseMs: 5000 });
+    const r = await locks.renew(g, 60_000);
+    assert.ok(r.leaseUntil > g.leaseUntil);
+    for (const d of ['e0', 'e1']) assert.equal((await locks.inspect(d)).hold?.leaseUntil, r.leaseUntil);
+    await locks.release(r);
+  });
+
+  it('LeaseKeeper keeps a lease alive and reports its loss', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['k0'], 'kept'), leaseMs: 600 });
+    let lost: LockLostError | undefined;
+    const gotLost = new Promise<void>((resolve) => {
+      const keeper = new LeaseKeeper(locks, g, {
+        intervalMs: 50,
+        onLost: (e) => {
+          lost = e;
+          resolve();
+        },
+      });
+      void (async () => {
+        // Several leases long: only renewals keep it.
+        while (Date.now() < g.grantedAt + 10_000 && keeper.grant.leaseUntil < g.leaseUntil + 1200)
+          await sleep(50);
+        const s = await locks.inspect('k0');
+        assert.equal(s.hold?.token, g.tokens.k0, 'still held with the same token');
+        await locks.revoke(['k0']);
+      })();
+    });
+    await gotLost;
+    assert.ok(lost instanceof LockLostError);
+    assert.equal(lost.lost[0]?.reason, 'revoked');
+  });
+});
