@@ -4,7 +4,11 @@
 import { existsSync } from 'node:fs';
 
 const forcedOff = process.env.TIMESHARE_NO_BLAS === '1';
-const header = ['/usr/include/x86_64-linux-gnu/cblas.h', '/usr/include/cblas.h', '/usr/include/openblas/cblas.h'];
+const header = [
+  '/usr/include/x86_64-linux-gnu/cblas.h',
+  '/usr/include/cblas.h',
+  '/usr/include/openblas/cblas.h',
+];
 const libs = [
   '/usr/lib/x86_64-linux-gnu/libopenblas.so',
   '/usr/lib/libopenblas.so',

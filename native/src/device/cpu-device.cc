@@ -26,6 +26,15 @@ void* CpuDevice::alloc(size_t bytes) {
                           std::to_string(budget_) + " bytes (in use " + std::to_string(used_) + ")",
                       used_ + r, budget_);
   }
+  auto it = cache_.find(r);
+  if (it != cache_.end() && !it->second.empty()) {
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_bytes_ -= r;
+    used_ += r;
+    if (used_ > peak_) peak_ = used_;
+    return p;
+  }
   void* p = std::aligned_alloc(64, r);
   if (!p) throw EngineError("BUDGET_EXCEEDED", "host allocation of " + std::to_string(r) + " bytes failed", r, 0);
   used_ += r;
@@ -35,9 +44,24 @@ void* CpuDevice::alloc(size_t bytes) {
 
 void CpuDevice::free(void* p, size_t bytes) {
   if (!p) return;
-  std::free(p);
-  used_ -= rounded(bytes);
+  const size_t r = rounded(bytes);
+  used_ -= r;
+  if (cached_bytes_ + r <= budget_ / 2) {
+    cache_[r].push_back(p);
+    cached_bytes_ += r;
+  } else {
+    std::free(p);
+  }
 }
+
+void CpuDevice::trim() {
+  for (auto& [size, blocks] : cache_)
+    for (void* p : blocks) std::free(p);
+  cache_.clear();
+  cached_bytes_ = 0;
+}
+
+CpuDevice::~CpuDevice() { trim(); }
 
 void parallel_copy(ThreadPool& pool, void* dst, const void* src, size_t bytes) {
   const size_t chunk = 1 << 20;

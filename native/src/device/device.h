@@ -26,6 +26,8 @@ class Device {
   virtual uint64_t used_bytes() const = 0;
   virtual uint64_t peak_bytes() const = 0;
   virtual void reset_peak() = 0;
+  // Returns blocks the allocator kept for reuse to the system (offload calls it).
+  virtual void trim() = 0;
 
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;

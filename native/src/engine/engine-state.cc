@@ -23,6 +23,7 @@ void Engine::offload() {
     dev_->copy_to_host(host_ref_.data(), ref_.data(), n * 4);
   }
   params_.reset(), grads_.reset(), m_.reset(), v_.reset(), ref_.reset();
+  dev_->trim();
   onloaded_ = false;
 }
 

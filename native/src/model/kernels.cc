@@ -88,27 +88,6 @@ __attribute__((target_clones("avx2,fma", "default"))) void gelu_back_span(const 
 
 }  // namespace
 
-// Rational approximation (odd 13/6 polynomial ratio), accurate to a few fp32 ulps; unlike tanhf it
-// vectorises, and GELU runs over every MLP activation.
-float fast_tanh(float x) {
-  const float c = 7.90531110763549805f;
-  x = std::min(c, std::max(-c, x));
-  const float x2 = x * x;
-  float p = -2.76076847742355e-16f;
-  p = p * x2 + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
-  p = p * x;
-  float q = 1.19825839466702e-06f;
-  q = q * x2 + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
-  return p / q;
-}
-
 void layernorm_forward(ThreadPool& pool, const float* x, const float* g, const float* b, float* y, float* mean,
                        float* rstd, int64_t rows, int d) {
   parallel_range(pool, rows, 64, [&](int64_t r0, int64_t r1) { ln_rows(x, g, b, y, mean, rstd, r0, r1, d); });

@@ -14,7 +14,7 @@ constexpr int kNB = 256;  // columns per task: 16 strips of B stay hot in L2 whi
 inline float a_at(const float* a, int lda, bool ta, long i, long k) { return ta ? a[k * lda + i] : a[i * lda + k]; }
 inline float b_at(const float* b, int ldb, bool tb, long k, long j) { return tb ? b[j * ldb + k] : b[k * ldb + j]; }
 
-void pack_a(const float* a, int lda, bool ta, int i0, int mc, int p0, int kc, float alpha, float* out) {
+void pack_a_scaled(const float* a, int lda, bool ta, int i0, int mc, int p0, int kc, float alpha, float* out) {
   for (int is = 0; is < mc; is += kMR) {
     const int rows = std::min(kMR, mc - is);
     for (int p = 0; p < kc; ++p) {
@@ -22,6 +22,30 @@ void pack_a(const float* a, int lda, bool ta, int i0, int mc, int p0, int kc, fl
       for (int r = 0; r < kMR; ++r) dst[r] = r < rows ? alpha * a_at(a, lda, ta, i0 + is + r, p0 + p) : 0.0f;
     }
   }
+}
+
+void pack_a(const float* a, int lda, bool ta, int i0, int mc, int p0, int kc, float alpha, float* out) {
+  if (alpha == 1.0f) {
+    // Fast paths for full strips: plain copies the compiler can vectorise.
+    int is = 0;
+    for (; is + kMR <= mc; is += kMR) {
+      float* dst = out + static_cast<long>(is) * kc;
+      if (ta) {
+        for (int p = 0; p < kc; ++p) {
+          const float* src = a + static_cast<long>(p0 + p) * lda + i0 + is;
+          for (int r = 0; r < kMR; ++r) dst[p * kMR + r] = src[r];
+        }
+      } else {
+        for (int r = 0; r < kMR; ++r) {
+          const float* src = a + static_cast<long>(i0 + is + r) * lda + p0;
+          for (int p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
+        }
+      }
+    }
+    if (is < mc) pack_a_scaled(a, lda, ta, i0 + is, mc - is, p0, kc, 1.0f, out + static_cast<long>(is) * kc);
+    return;
+  }
+  pack_a_scaled(a, lda, ta, i0, mc, p0, kc, alpha, out);
 }
 
 void pack_b_strip(const float* b, int ldb, bool tb, int p0, int kc, int j0, int cols, float* out) {
