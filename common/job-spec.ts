@@ -55,6 +55,21 @@ export const workflowSpecSchema = z
     maxWeightLag: int(0, 64).default(1),
     checkpointEvery: int(1, 1_000_000).default(20),
     evalEvery: int(1, 1_000_000).default(10),
+    warmup: z
+      .strictObject({
+        maxSteps: int(0, 100_000).default(2000),
+        targetAccuracy: z.number().min(0).max(1).default(0.3),
+      })
+      .default({ maxSteps: 2000, targetAccuracy: 0.3 })
+      .openapi({
+        description: 'Supervised warm-up before RL (fresh models only): stops at the target probe accuracy',
+      }),
+    targetAccuracy: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .openapi({ description: 'Succeed early once held-out accuracy reaches this' }),
   })
   .openapi('WorkflowSpec');
 

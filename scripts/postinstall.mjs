@@ -17,7 +17,20 @@ function run(cmd, args, opts = {}) {
 }
 
 if (existsSync(path.join(root, 'native', 'binding.gyp'))) {
-  run(bin('node-gyp'), ['rebuild', '--directory', 'native', '--jobs', 'max']);
+  // Build against the headers of the Node that runs us when they are installed beside it (as on
+  // our machines): node-gyp would otherwise try to download them, and there is no network for it.
+  const prefix = path.dirname(path.dirname(process.execPath));
+  const nodedir =
+    process.env.npm_config_nodedir ??
+    (existsSync(path.join(prefix, 'include', 'node', 'node.h')) ? prefix : null);
+  run(bin('node-gyp'), [
+    'rebuild',
+    '--directory',
+    'native',
+    '--jobs',
+    'max',
+    ...(nodedir ? [`--nodedir=${nodedir}`] : []),
+  ]);
 }
 if (existsSync(path.join(root, 'prisma', 'schema.prisma'))) {
   run(process.execPath, [path.join(root, 'scripts', 'prisma-generate.mjs')]);

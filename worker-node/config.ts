@@ -13,6 +13,12 @@ const envSchema = z.object({
   TIMESHARE_NODE_NAME: z.string().min(1).max(128).default(os.hostname()),
   TIMESHARE_POOL: z.string().min(1).default('default'),
   TIMESHARE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5000),
+  TIMESHARE_ASSIGNMENT_POLL_MS: z.coerce.number().int().min(100).default(2000),
+  TIMESHARE_LEASE_MS: z.coerce.number().int().min(500).default(10_000),
+  TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
+  TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,3 +1,19 @@
+import type { JobSpec } from '../common/job-spec.js';
+import type { Placement } from '../common/jobs/transitions.js';
+
+export interface Assignment {
+  jobId: string;
+  tenantId: string;
+  status: 'placed' | 'running';
+  spec: JobSpec;
+  placement: Placement;
+  attempts: number;
+  maxAttempts: number;
+  priority: number;
+  queueSeq: number;
+  resumeFrom: { checkpointId: string; step: number; storageKey: string; fromOwnRun: boolean } | null;
+}
+
 /** The daemon's side of the node API: token exchange (refreshed before expiry), register, heartbeat. */
 export interface DeviceReport {
   index: number;
@@ -35,7 +51,7 @@ export class ControlPlaneClient {
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) },
-      body: JSON.stringify(body),
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!res.ok) {
       const text = await res.text();
@@ -52,6 +68,39 @@ export class ControlPlaneClient {
   }): Promise<string> {
     const res = await this.send('POST', '/v1/nodes/register', req, await this.authHeader());
     return res.id as string;
+  }
+
+  async assignments(nodeId: string): Promise<Assignment[]> {
+    const res = await this.send('GET', `/v1/nodes/${nodeId}/assignments`, undefined, await this.authHeader());
+    return res.data as Assignment[];
+  }
+
+  async jobStarted(nodeId: string, jobId: string, resumedFromStep: number | null): Promise<boolean> {
+    const res = await this.send(
+      'POST',
+      `/v1/nodes/${nodeId}/jobs/${jobId}/start`,
+      { resumedFromStep },
+      await this.authHeader(),
+    );
+    return res.applied === true;
+  }
+
+  async jobReport(nodeId: string, jobId: string, body: unknown): Promise<void> {
+    await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/report`, body, await this.authHeader());
+  }
+
+  async jobCheckpoint(nodeId: string, jobId: string, body: unknown): Promise<void> {
+    await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`, body, await this.authHeader());
+  }
+
+  async jobFinished(nodeId: string, jobId: string, outcome: string, error: string | null): Promise<boolean> {
+    const res = await this.send(
+      'POST',
+      `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,
+      { outcome, error },
+      await this.authHeader(),
+    );
+    return res.applied === true;
   }
 
   async heartbeat(nodeId: string, devices: { index: number; freeMemoryBytes: number }[]): Promise<void> {

@@ -1,16 +1,25 @@
 /**
  * Entry point of the worker-node daemon: `node dist/worker-node/main.js --virtual-devices 2`.
  *
- * Today it registers the node's virtual devices and heartbeats; running job stages on the native
- * engine under device locks lands with the worker issue (see docs/architecture.md).
+ * Registers the node's devices, heartbeats, and runs the jobs placed on it — each in its own child
+ * process (job-supervisor.ts) that takes the job's devices through the device lock for every stage
+ * (stage-loop.ts). It learns about new assignments from a Redis notification or, failing that, a
+ * poll; cancel and preempt arrive on the control channel. SIGTERM drains: every job checkpoints
+ * and returns to the queue before the daemon exits.
  */
+import path from 'node:path';
 import { createLogger } from '../common/logger.js';
+import { redisNames, type RedisNames } from '../common/queues.js';
+import { connectRedis } from '../common/redis.js';
+import type { ControlMessage } from '../common/jobs/notify.js';
 import { loadWorkerConfig } from './config.js';
 import { ControlPlaneClient, type DeviceReport } from './control-plane-client.js';
+import { JobSupervisor } from './job-supervisor.js';
 
 const config = loadWorkerConfig();
 const logger = createLogger('worker-node', config.LOG_LEVEL);
 const client = new ControlPlaneClient(config.TIMESHARE_API_URL, config.TIMESHARE_NODE_KEY);
+const names: RedisNames = redisNames(config.TIMESHARE_REDIS_PREFIX);
 
 const devices: DeviceReport[] = Array.from({ length: config.virtualDevices }, (_, index) => ({
   index,
@@ -28,7 +37,41 @@ async function main(): Promise<void> {
     devices,
   });
   logger.info({ nodeId, devices: devices.length }, 'node registered');
-  const timer = setInterval(() => {
+  const supervisor = new JobSupervisor(client, logger, {
+    nodeId,
+    storageRoot: path.resolve(config.TIMESHARE_STORAGE_ROOT),
+    redisUrl: config.REDIS_URL,
+    lockPrefix: names.lockPrefix,
+    leaseMs: config.TIMESHARE_LEASE_MS,
+  });
+
+  let polling: Promise<void> | null = null;
+  const poll = () => {
+    polling ??= client
+      .assignments(nodeId)
+      .then((a) => supervisor.reconcile(a))
+      .catch((err) => logger.warn({ err: String(err) }, 'reading assignments failed'))
+      .finally(() => {
+        polling = null;
+      });
+  };
+
+  const sub = connectRedis(config.REDIS_URL, { blocking: true });
+  sub.on('message', (channel: string, raw: string) => {
+    if (channel === names.nodeChannel(nodeId)) return poll();
+    try {
+      const msg = JSON.parse(raw) as ControlMessage;
+      if (supervisor.control(msg.jobId, msg.action))
+        logger.info({ jobId: msg.jobId, action: msg.action }, 'control request');
+    } catch {
+      // not ours
+    }
+  });
+  await sub.subscribe(names.nodeChannel(nodeId), names.controlChannel);
+  poll();
+
+  const pollTimer = setInterval(poll, config.TIMESHARE_ASSIGNMENT_POLL_MS);
+  const heartbeatTimer = setInterval(() => {
     client
       .heartbeat(
         nodeId,
@@ -36,13 +79,24 @@ async function main(): Promise<void> {
       )
       .catch((err) => logger.warn({ err: String(err) }, 'heartbeat failed'));
   }, config.TIMESHARE_HEARTBEAT_MS);
-  const shutdown = () => {
-    clearInterval(timer);
-    logger.info('worker-node stopping');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(pollTimer);
+    logger.info(
+      { signal, jobs: supervisor.running.length },
+      'draining: jobs checkpoint and return to the queue',
+    );
+    await supervisor.drain(config.TIMESHARE_DRAIN_TIMEOUT_MS);
+    clearInterval(heartbeatTimer);
+    sub.disconnect();
+    logger.info('worker-node stopped');
     process.exit(0);
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((err) => {

@@ -84,11 +84,11 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {
     const body = parseOrThrow(registerNodeSchema, req.body);
     const node = await prisma.$transaction(async (tx) => {
-      const pool = await tx.pool.upsert({
-        where: { name: body.pool },
-        create: { name: body.pool, deviceType: body.deviceType },
-        update: {},
-      });
+      // ON CONFLICT, not Prisma's upsert: two daemons registering at once must not race on the name.
+      const [pool] = await tx.$queryRaw<{ id: string; name: string }[]>`
+        INSERT INTO pools (name, device_type) VALUES (${body.pool}, ${body.deviceType})
+        ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`;
+      if (!pool) throw new Error('pool upsert returned nothing');
       const n = await tx.node.upsert({
         where: { name: body.name },
         create: { name: body.name, poolId: pool.id, labels: body.labels },

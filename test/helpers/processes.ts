@@ -13,12 +13,21 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Proc {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(repoRoot, entry)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  args: string[] = [],
+): Proc {
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', path.join(repoRoot, entry), ...args],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -1,0 +1,97 @@
+/**
+ * A whole Timeshare on one machine for end-to-end tests: the API (in-process, real HTTP), the
+ * scheduler and N worker daemons as real child processes, sharing one test database, one Redis
+ * prefix and one storage root.
+ */
+import { startHarness, type Harness } from './api-harness.js';
+import { startProcess, type Proc } from './processes.js';
+
+export interface Cluster {
+  h: Harness;
+  scheduler: Proc;
+  workers: Map<string, Proc>;
+  env: Record<string, string>;
+  startWorker(
+    name: string,
+    devices: number,
+    extra?: { deviceMemory?: number; threads?: number },
+  ): Promise<Proc>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(
+  opts: { nodeTimeoutMs?: number; maxJobsPerDevice?: number } = {},
+): Promise<Cluster> {
+  const h = await startHarness();
+  const env: Record<string, string> = {
+    DATABASE_URL: h.config.DATABASE_URL,
+    REDIS_URL: h.config.REDIS_URL,
+    TIMESHARE_REDIS_PREFIX: h.config.TIMESHARE_REDIS_PREFIX,
+    TIMESHARE_STORAGE_ROOT: h.config.TIMESHARE_STORAGE_ROOT,
+    TIMESHARE_API_URL: h.api.url,
+    TIMESHARE_NODE_TIMEOUT_MS: String(opts.nodeTimeoutMs ?? 3000),
+    TIMESHARE_MAX_JOBS_PER_DEVICE: String(opts.maxJobsPerDevice ?? 2),
+    TIMESHARE_PLACEMENT_RETRY_MS: '250',
+    TIMESHARE_HEARTBEAT_MS: '500',
+    TIMESHARE_ASSIGNMENT_POLL_MS: '500',
+    TIMESHARE_LEASE_MS: '3000',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+  };
+  const scheduler = startProcess('scheduler/main.ts', env);
+  const workers = new Map<string, Proc>();
+  return {
+    h,
+    scheduler,
+    workers,
+    env,
+    async startWorker(name, devices, extra = {}) {
+      const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
+      const w = startProcess(
+        'worker-node/main.ts',
+        { ...env, TIMESHARE_NODE_KEY: key.body.apiKey, TIMESHARE_NODE_NAME: name },
+        [],
+        [
+          '--virtual-devices',
+          String(devices),
+          '--device-memory',
+          String(extra.deviceMemory ?? 256 * 1024 * 1024),
+          '--threads-per-device',
+          String(extra.threads ?? 1),
+        ],
+      );
+      workers.set(name, w);
+      // Registered once the node shows up.
+      for (let i = 0; i < 200; i++) {
+        const nodes = await h.admin(h.http.get('/v1/nodes')).expect(200);
+        if (
+          nodes.body.data.some(
+            (n: { name: string; status: string }) => n.name === name && n.status === 'ready',
+          )
+        )
+          return w;
+        if (w.child.exitCode !== null) throw new Error(`worker ${name} exited:\n${w.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`worker ${name} did not register:\n${w.output()}`);
+    },
+    async close() {
+      await Promise.all([...workers.values()].map((w) => w.kill('SIGKILL')));
+      await scheduler.kill('SIGTERM');
+      await h.close();
+    },
+  };
+}
+
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * A job process: forked by the daemon for one job, driven over IPC (messages.ts). It owns the
+ * engine and its own Redis connection for the device lock, so if it dies its leases lapse and
+ * nothing else is affected. If the daemon dies, the IPC channel closes and this process exits at
+ * once: a job never runs unsupervised.
+ */
+import { Redis } from 'ioredis';
+import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
+import { DeviceLockService } from '../scheduler/device-lock/index.js';
+import type { JobSpec } from '../common/job-spec.js';
+import { writeCheckpoint } from './checkpoint-writer.js';
+import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+import { StageLoop } from './stage-loop.js';
+
+function send(msg: RunnerToDaemon): Promise<void> {
+  return new Promise((resolve, reject) =>
+    process.send!(msg, undefined, {}, (err) => (err ? reject(err) : resolve())),
+  );
+}
+
+export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']): CreateEngineOptions {
+  const m = spec.workflow.model;
+  const sized = m.dModel !== undefined && m.layers !== undefined && m.heads !== undefined;
+  return {
+    device: {
+      kind: 'cpu',
+      threads: placement.threadsPerDevice * placement.devices.length,
+      memoryBytes: placement.memoryBytes * placement.devices.length,
+    },
+    model: sized
+      ? {
+          dModel: m.dModel!,
+          layers: m.layers!,
+          heads: m.heads!,
+          ...(m.contextLength ? { context: m.contextLength } : {}),
+        }
+      : { preset: m.preset },
+    task: {
+      name: spec.workflow.task.name,
+      ...(spec.workflow.task.digits !== undefined ? { digits: spec.workflow.task.digits } : {}),
+      ...(spec.workflow.task.minLength !== undefined ? { minLength: spec.workflow.task.minLength } : {}),
+      ...(spec.workflow.task.maxLength !== undefined ? { maxLength: spec.workflow.task.maxLength } : {}),
+    },
+    seed: spec.workflow.task.seed ?? 1,
+  };
+}
+
+async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
+  const opts = engineOptions(start.spec, start.placement);
+  const engine = start.resume
+    ? await Engine.fromCheckpoint(start.resume.dir, opts.device)
+    : createEngine(opts);
+  // Fresh engines start with their state on the device; it must wait in host memory for the lock.
+  if ((await engine.info()).onloaded) await engine.offload();
+  const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });
+  const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
+  const pending: Promise<void>[] = [];
+  const loop = new StageLoop({
+    engine,
+    locks,
+    start,
+    saveCheckpoint: (step) =>
+      writeCheckpoint(engine, start.storageRoot, start.jobId, step, {
+        attempt: start.attempt,
+        task: start.spec.workflow.task,
+      }),
+    report: (r) => void pending.push(send({ t: 'report', ...r })),
+    checkpointed: (c) => void pending.push(send({ t: 'checkpoint', ...c })),
+  });
+  loopRef.loop = loop;
+  // Requests that arrived while the engine was being built.
+  for (const r of early) loop.requestStop(r);
+  await send({ t: 'started', resumedFromStep: start.resume?.fromOwnRun ? start.resume.step : null });
+  try {
+    const result = await loop.run();
+    await Promise.all(pending);
+    if (result.outcome === 'cancelled') await send({ t: 'cancelled' });
+    else await send({ t: 'finished', outcome: result.outcome, error: result.error });
+  } finally {
+    await engine.close().catch(() => undefined);
+    locks.close();
+    redis.disconnect();
+  }
+}
+
+const loopRef: { loop: StageLoop | null } = { loop: null };
+const early: ('cancel' | 'preempt' | 'drain')[] = [];
+process.on('disconnect', () => process.exit(1));
+process.on('message', (msg: DaemonToRunner) => {
+  if (msg.t === 'start') {
+    run(msg, loopRef).then(
+      () => process.exit(0),
+      (err) => {
+        process.stderr.write(
+          `job ${msg.jobId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+        );
+        process.exit(2);
+      },
+    );
+    return;
+  }
+  if (loopRef.loop) loopRef.loop.requestStop(msg.t);
+  else early.push(msg.t);
+});
+// SIGTERM is the daemon's business (it drains through IPC); a job process ignores the signal so a
+// process-group signal cannot cut a checkpoint in half.
+process.on('SIGTERM', () => undefined);

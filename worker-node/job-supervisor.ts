@@ -1,0 +1,169 @@
+/**
+ * Runs each assigned job in its own child process and relays what it reports to the control plane,
+ * in order, one job at a time each. A child that exits without saying how its run ended crashed:
+ * that is reported with the exit status and the end of its stderr, and the control plane retries
+ * the job (resuming from its last checkpoint) until its attempts run out.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../common/logger.js';
+import type { Assignment, ControlPlaneClient } from './control-plane-client.js';
+import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const runningFromSource = import.meta.url.endsWith('.ts');
+const runnerEntry = path.join(here, runningFromSource ? 'job-runner.ts' : 'job-runner.js');
+
+interface Running {
+  child: ChildProcess;
+  ended: boolean;
+  relay: Promise<void>;
+  stderr: string;
+  exited: Promise<void>;
+}
+
+export interface SupervisorOptions {
+  nodeId: string;
+  storageRoot: string;
+  redisUrl: string;
+  lockPrefix: string;
+  leaseMs: number;
+}
+
+export class JobSupervisor {
+  private readonly jobs = new Map<string, Running>();
+
+  constructor(
+    private readonly client: ControlPlaneClient,
+    private readonly logger: Logger,
+    private readonly opts: SupervisorOptions,
+  ) {}
+
+  get running(): string[] {
+    return [...this.jobs.keys()];
+  }
+
+  /** Starts every placed assignment that is not running here yet. */
+  reconcile(assignments: Assignment[]): void {
+    for (const a of assignments) {
+      if (a.status === 'placed' && !this.jobs.has(a.jobId)) this.start(a);
+    }
+  }
+
+  private start(a: Assignment): void {
+    const child = fork(runnerEntry, [], {
+      execArgv: runningFromSource ? ['--import', 'tsx'] : [],
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+      env: process.env,
+    });
+    const r: Running = {
+      child,
+      ended: false,
+      relay: Promise.resolve(),
+      stderr: '',
+      exited: Promise.resolve(),
+    };
+    this.jobs.set(a.jobId, r);
+    child.stderr!.on('data', (d: Buffer) => {
+      r.stderr = (r.stderr + d.toString()).slice(-4000);
+      process.stderr.write(d);
+    });
+    const relay = (fn: () => Promise<unknown>) => {
+      r.relay = r.relay.then(fn).then(
+        () => undefined,
+        (err) => this.logger.warn({ err: String(err), jobId: a.jobId }, 'report to control plane failed'),
+      );
+    };
+    const { nodeId } = this.opts;
+    child.on('message', (m: RunnerToDaemon) => {
+      switch (m.t) {
+        case 'started':
+          relay(() => this.client.jobStarted(nodeId, a.jobId, m.resumedFromStep));
+          break;
+        case 'report':
+          relay(() =>
+            this.client.jobReport(nodeId, a.jobId, {
+              metrics: m.metrics,
+              profiles: m.profiles,
+              deviceSeconds: m.deviceSeconds,
+            }),
+          );
+          break;
+        case 'checkpoint': {
+          const { t: _t, ...body } = m;
+          relay(() => this.client.jobCheckpoint(nodeId, a.jobId, body));
+          break;
+        }
+        case 'finished':
+          r.ended = true;
+          relay(() => this.client.jobFinished(nodeId, a.jobId, m.outcome, m.error));
+          this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
+          break;
+        case 'cancelled':
+          r.ended = true;
+          this.logger.info({ jobId: a.jobId }, 'job cancelled');
+          break;
+      }
+    });
+    r.exited = new Promise<void>((resolve) => {
+      child.on('exit', (code, signal) => {
+        if (!r.ended) {
+          const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
+          this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
+          relay(() => this.client.jobFinished(nodeId, a.jobId, 'crashed', error.slice(0, 4000)));
+        }
+        void r.relay.then(() => {
+          this.jobs.delete(a.jobId);
+          resolve();
+        });
+      });
+    });
+    const start: RunnerStart = {
+      t: 'start',
+      jobId: a.jobId,
+      nodeId,
+      spec: a.spec,
+      placement: a.placement,
+      priority: a.priority,
+      attempt: a.attempts + 1,
+      resume: a.resumeFrom
+        ? {
+            dir: path.dirname(path.join(this.opts.storageRoot, a.resumeFrom.storageKey)),
+            step: a.resumeFrom.step,
+            fromOwnRun: a.resumeFrom.fromOwnRun,
+          }
+        : null,
+      storageRoot: this.opts.storageRoot,
+      redisUrl: this.opts.redisUrl,
+      lockPrefix: this.opts.lockPrefix,
+      leaseMs: this.opts.leaseMs,
+    };
+    child.send(start);
+    this.logger.info(
+      { jobId: a.jobId, resumeFrom: a.resumeFrom?.step ?? null, placement: a.placement },
+      'job process started',
+    );
+  }
+
+  control(jobId: string, action: Exclude<DaemonToRunner['t'], 'start'>): boolean {
+    const r = this.jobs.get(jobId);
+    if (!r || r.child.exitCode !== null) return false;
+    r.child.send({ t: action } satisfies DaemonToRunner);
+    return true;
+  }
+
+  /** SIGTERM: every job checkpoints and goes back to the queue; waits for all of them. */
+  async drain(timeoutMs: number): Promise<void> {
+    const all = [...this.jobs.entries()];
+    for (const [jobId] of all) this.control(jobId, 'drain');
+    const done = Promise.all(all.map(([, r]) => r.exited));
+    const timer = new Promise<'timeout'>((resolve) =>
+      setTimeout(() => resolve('timeout'), timeoutMs).unref(),
+    );
+    if ((await Promise.race([done, timer])) === 'timeout') {
+      for (const [, r] of all) r.child.kill('SIGKILL');
+      await done;
+    }
+  }
+}

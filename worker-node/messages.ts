@@ -1,0 +1,35 @@
+/**
+ * The IPC contract between the daemon and a job process (one child per job, so one job's crash
+ * cannot take the daemon or another job down). The child reports; the daemon forwards to the
+ * control plane in order and sends control requests down.
+ */
+import type { MetricPoint, StageProfileReport, CheckpointReport } from '../common/jobs/reports.js';
+import type { JobSpec } from '../common/job-spec.js';
+import type { Placement } from '../common/jobs/transitions.js';
+
+export interface RunnerStart {
+  t: 'start';
+  jobId: string;
+  nodeId: string;
+  spec: JobSpec;
+  placement: Placement;
+  priority: number;
+  attempt: number;
+  /** Absolute directory of the checkpoint to resume from, and the step it holds. */
+  resume: { dir: string; step: number; fromOwnRun: boolean } | null;
+  storageRoot: string;
+  redisUrl: string;
+  lockPrefix: string;
+  leaseMs: number;
+}
+
+export type DaemonToRunner = RunnerStart | { t: 'cancel' } | { t: 'preempt' } | { t: 'drain' };
+
+export type Outcome = 'succeeded' | 'failed' | 'preempted' | 'drained';
+
+export type RunnerToDaemon =
+  | { t: 'started'; resumedFromStep: number | null }
+  | { t: 'report'; metrics: MetricPoint[]; profiles: StageProfileReport[]; deviceSeconds: number }
+  | ({ t: 'checkpoint' } & CheckpointReport)
+  | { t: 'finished'; outcome: Outcome; error: string | null }
+  | { t: 'cancelled' };
