@@ -7,6 +7,7 @@ import type { ApiMetrics } from './http/prom.js';
 import type { EventHub } from './jobs/event-hub.js';
 import type { JobQueue } from '../common/jobs/queue.js';
 import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+import type { DeviceLockService } from '../scheduler/device-lock/index.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */
 export interface ApiDeps {
@@ -19,4 +20,6 @@ export interface ApiDeps {
   storage: CheckpointStorage;
   metrics: ApiMetrics;
   logger: Logger;
+  /** Read side of the device locks: the grant/release timeline. */
+  locks: DeviceLockService;
 }

@@ -16,6 +16,7 @@ import { JobQueue } from '../common/jobs/queue.js';
 import { reconcileQueue } from '../common/jobs/reconcile.js';
 import { LocalCheckpointStorage } from './storage/checkpoint-storage.js';
 import type { ApiDeps } from './deps.js';
+import { DeviceLockService } from '../scheduler/device-lock/index.js';
 
 export interface RunningApi {
   url: string;
@@ -47,6 +48,7 @@ export async function startApi(
     storage: new LocalCheckpointStorage(config.TIMESHARE_STORAGE_ROOT),
     metrics: createApiMetrics(),
     logger,
+    locks: new DeviceLockService(redis, { prefix: names.lockPrefix }),
   };
 
   // Jobs committed but never enqueued (a crash between the two, or Redis lost its data) go back in.
@@ -77,6 +79,7 @@ export async function startApi(
       if (reconcileTimer) clearInterval(reconcileTimer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      deps.locks.close();
       await events.close();
       await queue.close();
       await Promise.all([redis.quit().catch(() => undefined), bullConnection.quit().catch(() => undefined)]);

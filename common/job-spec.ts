@@ -70,6 +70,12 @@ export const workflowSpecSchema = z
       .max(1)
       .optional()
       .openapi({ description: 'Succeed early once held-out accuracy reaches this' }),
+    targetReward: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .openapi({ description: 'Succeed early once the mean training reward of the last 3 steps reaches this' }),
   })
   .openapi('WorkflowSpec');
 

@@ -13,6 +13,7 @@ import { connectRedis } from '../common/redis.js';
 import { loadSchedulerConfig } from './config.js';
 import { sweepLostNodes } from './liveness.js';
 import { startPlacementConsumer } from './placement/consumer.js';
+import { DeviceLockService } from './device-lock/index.js';
 
 const config = loadSchedulerConfig();
 const logger = createLogger('scheduler', config.LOG_LEVEL);
@@ -49,10 +50,17 @@ const livenessTimer = setInterval(
   Math.max(250, Math.floor(config.TIMESHARE_NODE_TIMEOUT_MS / 4)),
 );
 
+// Leases of holders that died (a killed job process or daemon) lapse here, and the next waiter gets
+// the devices with a higher fencing token.
+const locks = new DeviceLockService(redis, { prefix: names.lockPrefix });
+const stopSweeper = locks.startSweeper(500, (err) => logger.warn({ err }, 'lock sweep failed'));
+
 logger.info({ maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE }, 'scheduler started');
 
 async function shutdown(): Promise<void> {
   clearInterval(livenessTimer);
+  stopSweeper();
+  locks.close();
   await placement.close();
   await queue.close();
   redis.disconnect();

@@ -33,6 +33,7 @@ export class StageLoop {
   private abort = new AbortController();
   private lost: Error | null = null;
   private lastSavedStep: number;
+  private readonly recentRewards: number[] = [];
   private completedStep: number;
 
   constructor(private readonly d: StageLoopDeps) {
@@ -188,8 +189,18 @@ export class StageLoop {
           accuracy = (await this.d.engine.evaluate()).accuracy;
           metrics.push({ step, name: 'eval_accuracy', value: accuracy });
         }
-        const done =
-          isLast || (w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy);
+        this.recentRewards.push(stats.rewardMean);
+        if (this.recentRewards.length > 3) this.recentRewards.shift();
+        const rewardAvg = this.recentRewards.reduce((a, b) => a + b, 0) / this.recentRewards.length;
+        const reachedReward =
+          w.targetReward !== undefined && this.recentRewards.length === 3 && rewardAvg >= w.targetReward;
+        const reachedAccuracy =
+          w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy;
+        const done = isLast || reachedReward || reachedAccuracy;
+        if (done && accuracy === null) {
+          accuracy = (await this.d.engine.evaluate()).accuracy;
+          metrics.push({ step, name: 'eval_accuracy', value: accuracy });
+        }
         const checkpoint = done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step) : null;
         this.d.report({ metrics, profiles: [], deviceSeconds: 0 });
         return {

@@ -73,6 +73,51 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     });
   });
 
+  const timelineQuery = z.strictObject({
+    since: z.coerce.number().int().min(0).optional().openapi({ description: 'Only holds that started at or after this time (ms)' }),
+    limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  });
+  const intervalSchema = z
+    .object({
+      device: z.number().int(),
+      job: z.string(),
+      stage: z.string(),
+      holder: z.string(),
+      token: z.number().int(),
+      start: z.iso.datetime(),
+      end: z.iso.datetime().nullable(),
+      reason: z.enum(['released', 'lapsed', 'revoked']).nullable(),
+    })
+    .openapi('LockInterval');
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/nodes/{id}/timeline',
+    summary: "The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)",
+    tags: ['nodes'],
+    request: { params: z.object({ id: z.uuid() }), query: timelineQuery },
+    responses: { 200: json(z.object({ data: z.array(intervalSchema) })) },
+  });
+  r.get('/v1/nodes/:id/timeline', requireRole('admin'), async (req, res) => {
+    const q = parseOrThrow(timelineQuery, req.query);
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('node');
+    const node = await prisma.node.findUnique({ where: { id } });
+    if (!node) throw notFound('node');
+    const page = await deps.locks.readTimeline({ devicePrefix: `${id}/`, since: q.since, limit: q.limit });
+    res.json({
+      data: page.intervals.map((i) => ({
+        device: Number(i.device.slice(id.length + 1)),
+        job: i.job,
+        stage: i.stage,
+        holder: i.holder,
+        token: i.token,
+        start: new Date(i.start).toISOString(),
+        end: i.end === null ? null : new Date(i.end).toISOString(),
+        reason: i.reason,
+      })),
+    });
+  });
+
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/register',

@@ -95,3 +95,63 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+export interface JobView {
+  id: string;
+  status: string;
+  attempts: number;
+  error: string | null;
+  waitReason: string | null;
+}
+
+type Tenantish = { as: (r: import('supertest').Test) => import('supertest').Test };
+
+export async function jobOf(c: Cluster, t: Tenantish, id: string): Promise<JobView> {
+  return (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
+}
+
+export async function waitForStatus(
+  c: Cluster,
+  t: Tenantish,
+  id: string,
+  statuses: string[],
+  timeoutMs = 180_000,
+) {
+  return waitFor(
+    `job ${id} in ${statuses.join('|')}`,
+    async () => {
+      const j = await jobOf(c, t, id);
+      return statuses.includes(j.status) ? j : null;
+    },
+    timeoutMs,
+  );
+}
+
+export async function checkpointSteps(c: Cluster, t: Tenantish, id: string): Promise<number[]> {
+  const r = await t.as(c.h.http.get(`/v1/jobs/${id}/checkpoints`)).expect(200);
+  return r.body.data.map((k: { step: number }) => k.step);
+}
+
+export async function eventsOf(
+  c: Cluster,
+  t: Tenantish,
+  id: string,
+): Promise<{ type: string; data: Record<string, unknown> }[]> {
+  return (await t.as(c.h.http.get(`/v1/jobs/${id}/events?limit=1000`)).expect(200)).body.data;
+}
+
+/** A job slow enough (~0.1 s a step) to be interrupted mid-run, quick enough for CI. */
+export const steadyJob = (name: string, steps: number, extra: Record<string, unknown> = {}) => ({
+  name,
+  workflow: {
+    model: { preset: 'tiny' },
+    task: { name: 'addition', digits: 1 },
+    steps,
+    promptsPerStep: 32,
+    groupSize: 8,
+    checkpointEvery: 5,
+    evalEvery: 25,
+    warmup: { maxSteps: 100, targetAccuracy: 0.3 },
+    ...extra,
+  },
+});
