@@ -1,0 +1,169 @@
+/**
+ * Control of running jobs: cancel and preempt are honoured within 5 s; SIGTERM drains a daemon
+ * (jobs checkpoint and return to the queue); a crashed job process is retried from its checkpoint
+ * until its attempts run out, with the cause recorded.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  checkpointSteps,
+  eventsOf,
+  startCluster,
+  steadyJob,
+  waitFor,
+  waitForStatus,
+  type Cluster,
+} from '../helpers/cluster.js';
+import type { TestTenant } from '../helpers/api-harness.js';
+
+let c: Cluster;
+let t: TestTenant;
+let nodeId: string;
+
+before(async () => {
+  c = await startCluster({ maxJobsPerDevice: 4 });
+  await c.startWorker('ctl-node', 1);
+  nodeId = (await c.h.admin(c.h.http.get('/v1/nodes')).expect(200)).body.data[0].id;
+  t = await c.h.createTenant('controller');
+});
+after(() => c.close());
+
+interface Hold {
+  job: string;
+  holder: string;
+  start: string;
+  end: string | null;
+}
+
+async function holdsOf(jobId: string): Promise<Hold[]> {
+  const r = await c.h.admin(c.h.http.get(`/v1/nodes/${nodeId}/timeline?limit=10000`)).expect(200);
+  return (r.body.data as Hold[]).filter((h) => h.job === jobId);
+}
+
+async function submitRunning(name: string, steps: number, extra: Record<string, unknown> = {}) {
+  const id = (
+    await t
+      .as(c.h.http.post('/v1/jobs'))
+      .send(steadyJob(name, steps, extra))
+      .expect(201)
+  ).body.id as string;
+  await waitFor('a few steps', async () => {
+    const m = await t.as(c.h.http.get(`/v1/jobs/${id}/metrics?name=reward_mean`)).expect(200);
+    return m.body.data.length >= 3;
+  });
+  return id;
+}
+
+/** Time from `since` until the job's last device hold ended (it holds nothing after that). */
+async function releasedWithin(jobId: string, since: number): Promise<number> {
+  return waitFor('the job to release its device', async () => {
+    const holds = await holdsOf(jobId);
+    if (!holds.length || holds.some((h) => h.end === null)) return null;
+    await new Promise((r) => setTimeout(r, 1000));
+    const again = await holdsOf(jobId);
+    if (again.length !== holds.length) return null;
+    const lastEnd = Math.max(...again.map((h) => Date.parse(h.end!)));
+    return Math.max(0, lastEnd - since);
+  });
+}
+
+test('cancel stops a running job within 5 s', { timeout: 120_000 }, async () => {
+  const id = await submitRunning('to-cancel', 400);
+  const at = Date.now();
+  const res = await t.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
+  assert.equal(res.body.status, 'cancelled');
+  const ms = await releasedWithin(id, at);
+  assert.ok(ms <= 5000, `released ${ms} ms after cancel`);
+  const usage = await t.as(c.h.http.get('/v1/usage')).expect(200);
+  assert.equal(usage.body.runningJobs, 0);
+});
+
+test(
+  'preempt checkpoints, releases within 5 s, requeues, and the job resumes to success',
+  { timeout: 180_000 },
+  async () => {
+    const id = await submitRunning('to-preempt', 40);
+    const at = Date.now();
+    await c.h.admin(c.h.http.post(`/v1/jobs/${id}/preempt`)).expect(202);
+    const preemptedAt = await waitFor('job.preempted', async () => {
+      const ev = await eventsOf(c, t, id);
+      return ev.find((e) => e.type === 'job.preempted') ? Date.now() : null;
+    });
+    assert.ok(preemptedAt - at <= 5000, `preempted ${preemptedAt - at} ms after the request`);
+    const events = await eventsOf(c, t, id);
+    const i = events.findIndex((e) => e.type === 'job.preempted');
+    assert.equal(events[i + 1]!.type, 'job.queued');
+    assert.equal(events[i + 1]!.data.reason, 'preempted');
+    const savedAtPreempt = Math.max(...(await checkpointSteps(c, t, id)));
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    const runs = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.running');
+    assert.equal(runs.length, 2);
+    assert.equal(runs[1]!.data.resumedFromStep, savedAtPreempt);
+    const rewards = (await t.as(c.h.http.get(`/v1/jobs/${id}/metrics?name=reward_mean`)).expect(200)).body
+      .data;
+    assert.equal(rewards.length, 40);
+  },
+);
+
+test(
+  'a crashed job process is retried from its checkpoint; the last attempt fails with the cause',
+  { timeout: 180_000 },
+  async () => {
+    const killRunner = async (id: string) => {
+      const holder = await waitFor('a hold', async () => (await holdsOf(id)).at(-1)?.holder);
+      process.kill(Number(holder.split(':').at(-1)), 'SIGKILL');
+    };
+    const id = await submitRunning('crashy-1', 40, {});
+    await waitFor('a checkpoint', async () => (await checkpointSteps(c, t, id)).length > 0);
+    await killRunner(id);
+    const requeued = await waitFor('crash requeue', async () =>
+      (await eventsOf(c, t, id)).find((e) => e.type === 'job.queued' && e.data.reason === 'crashed'),
+    );
+    assert.match(String(requeued.data.error), /job process exited with SIGKILL/);
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    assert.equal(job.attempts, 2);
+
+    const once = (
+      await t
+        .as(c.h.http.post('/v1/jobs'))
+        .send({ ...steadyJob('crashy-2', 400), maxAttempts: 1 })
+        .expect(201)
+    ).body.id as string;
+    await waitForStatus(c, t, once, ['running']);
+    await waitFor(
+      'a step',
+      async () =>
+        (await t.as(c.h.http.get(`/v1/jobs/${once}/metrics?name=reward_mean`)).expect(200)).body.data.length >
+        0,
+    );
+    await killRunner(once);
+    const failed = await waitForStatus(c, t, once, ['failed', 'succeeded']);
+    assert.equal(failed.status, 'failed');
+    assert.match(failed.error ?? '', /job process exited with SIGKILL/);
+    const usage = await t.as(c.h.http.get('/v1/usage')).expect(200);
+    assert.equal(usage.body.activeJobs, 0);
+  },
+);
+
+test(
+  'SIGTERM drains the daemon: the job checkpoints, returns to the queue and finishes elsewhere',
+  { timeout: 180_000 },
+  async () => {
+    const id = await submitRunning('drained', 40);
+    const daemon = c.workers.get('ctl-node')!;
+    const code = await daemon.kill('SIGTERM');
+    assert.equal(code, 0, daemon.output());
+    const events = await eventsOf(c, t, id);
+    const drained = events.find((e) => e.type === 'job.queued' && e.data.reason === 'drained');
+    assert.ok(drained, 'requeued as drained');
+    const saved = Math.max(...(await checkpointSteps(c, t, id)));
+    assert.ok(saved >= 3);
+    await c.startWorker('ctl-node-2', 1);
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    const runs = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.running');
+    assert.equal(runs.at(-1)!.data.resumedFromStep, saved);
+  },
+);
