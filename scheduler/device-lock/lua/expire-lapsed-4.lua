@@ -11,4 +11,4 @@
 
 local now = nowMs()
 grantPass(now, nil)
-return { 0, cjson.encode(stats) }
+return finish(0, cjson.encode(stats))
