@@ -15,6 +15,7 @@
 --- @include "lock-core"
 
 local now = nowMs()
+trimTimeline() -- periodic caller: keeps the timeline near its cap
 local devs, tokens = {}, {}
 for i = 4, #ARGV, 2 do
   devs[#devs + 1] = ARGV[i]

@@ -14,6 +14,7 @@
 --- @include "lock-core"
 
 local now = nowMs()
+trimTimeline() -- periodic caller: keeps the timeline near its cap
 local id = ARGV[3]
 local ttl = tonumber(ARGV[4])
 local exp = redis.call('ZSCORE', waitersKey, id)

@@ -50,4 +50,15 @@ describe('device lock: keys', () => {
     }
     assert.ok(seen.includes(`${base}dev:m1`) && seen.includes(`${base}timeline`));
   });
+
+  it('keeps the timeline near its cap through the periodic scripts', async () => {
+    const locks = fx.service({ timelineMaxLen: 10 });
+    for (let i = 0; i < 150; i++) await locks.release(await locks.acquire(req(['t0'], `j${i}`)));
+    const key = lockKeys(fx.prefix).timeline;
+    const before = await fx.redis.xlen(key);
+    assert.ok(before >= 300, 'acquire/release never trim');
+    await locks.expireLapsed();
+    // MAXLEN ~ trims whole stream nodes (100 entries by default): well below, not exactly 10.
+    assert.ok((await fx.redis.xlen(key)) < before - 100);
+  });
 });

@@ -18,7 +18,8 @@
   Expects KEYS[1] waiters zset (member waiter id, score its expiry ms), KEYS[2] leases zset
   (member device, score leaseUntil ms), KEYS[3] timeline stream, KEYS[4] waiter records hash
   (field waiter id, value JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq});
-  ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim).
+  ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim, applied by
+  renew, touch-waiter and expire-lapsed).
 ]]
 local waitersKey = KEYS[1]
 local leasesKey = KEYS[2]
@@ -42,8 +43,16 @@ end
 local function devKey(d) return base .. 'dev:' .. d end
 local function wakeKey(w) return base .. 'wake:' .. w end
 
-local function log(...)
-  redis.call('XADD', timelineKey, 'MAXLEN', '~', timelineMax, '*', ...)
+-- Timeline entries of both kinds carry the same fields in the same order, so the stream stores
+-- field names once per node (listpack "same fields" entries). No MAXLEN here: trimming is left
+-- to the periodic scripts (renew, heartbeat, sweeper) via trimTimeline, off the handoff path.
+local function log(kind, devs, tokens, holder, job, stage, waiter, start, stop, reason)
+  redis.call('XADD', timelineKey, '*', 'e', kind, 'd', devs, 't', tokens, 'h', holder, 'j', job,
+    's', stage, 'w', waiter, 'a', start, 'b', stop, 'r', reason)
+end
+
+local function trimTimeline()
+  redis.call('XTRIM', timelineKey, 'MAXLEN', '~', timelineMax)
 end
 
 -- The current hold of a device, or nil when free (holder absent or '').
@@ -84,8 +93,8 @@ local function endHolds(rows, reason, now)
   end
   for _, w in ipairs(order) do
     local g = groups[w]
-    log('e', 'end', 'd', cjson.encode(g.d), 't', '[' .. table.concat(g.t, ',') .. ']', 'h', g.r.holder,
-      'j', g.r.job, 's', g.r.stage, 'a', g.r.grantedAt, 'b', now, 'r', reason, 'w', w)
+    log('end', cjson.encode(g.d), '[' .. table.concat(g.t, ',') .. ']', g.r.holder, g.r.job,
+      g.r.stage, w, g.r.grantedAt, now, reason)
     if reason ~= 'released' then
       -- Wake lists of grants carry no expiry (one call fewer per handoff). A holder that died
       -- before reading its grant never renews: drop that unread grant when its hold ends.
@@ -163,7 +172,7 @@ local function grantDevices(w, last, now)
   end
   redis.call('ZADD', leasesKey, unpack(zargs))
   local d, t = cjson.encode(w.devs), '[' .. table.concat(tokens, ',') .. ']'
-  log('e', 'grant', 'd', d, 't', t, 'h', w.holder, 'j', w.job, 's', w.stage, 'a', now, 'w', w.id)
+  log('grant', d, t, w.holder, w.job, w.stage, w.id, now, '', '')
   stats.granted = stats.granted + 1
   return '{"w":' .. cjson.encode(w.id) .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil ..
     ',"a":' .. now .. '}'
