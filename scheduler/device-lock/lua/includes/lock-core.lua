@@ -157,9 +157,10 @@ local function grantDevices(w, last, now)
   for i, dev in ipairs(w.devs) do
     tokens[i] = last[i] + 1
     local e = pending[dev]
-    if e then
-      -- Held again: the pending end is written here, and later waiters must see the holder.
-      pending[dev] = nil
+    if e then pending[dev] = nil end -- held again: later waiters in this pass must see the holder
+    if e and e.reason ~= 'released' then
+      -- The end of a lapsed or revoked hold is written with the grant, so that the late renew of
+      -- the old holder still learns why it lost the device. (After a release nobody asks.)
       redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
         'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id,
         'endedToken', e.token, 'endReason', e.reason)
