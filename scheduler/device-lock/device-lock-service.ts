@@ -17,10 +17,10 @@ import {
   WaiterExpiredError,
   errorFromScript,
 } from './errors.js';
-import { deviceKey, lockKeys, wakeKey, type LockKeys } from './keys.js';
+import { lockKeys, wakeKey, type LockKeys } from './keys.js';
 import { checkDevices, checkNumber, checkText, compileOptions, type CompiledOptions } from './options.js';
 import { defineScripts, runScript, type ScriptName } from './scripts.js';
-import { intervalsFromEntries, openInterval, type DeviceFilter, type StreamEntry } from './timeline.js';
+import { inspectDevice, listWaiters, readTimeline } from './lock-reads.js';
 import type {
   AcquireRequest,
   DeviceLockOptions,
@@ -32,20 +32,6 @@ import type {
   TimelineQuery,
   WaiterInfo,
 } from './types.js';
-
-/** A waiter's record in the waiter-data hash (see lua/includes/lock-core.lua). */
-interface WaiterRecord {
-  devs: string[];
-  job: string;
-  stage: string;
-  holder: string;
-  prio: number;
-  ready: number;
-  lease: number;
-  ttl: number;
-  since: number;
-  seq: number;
-}
 
 interface GrantWire {
   w: string;
@@ -245,78 +231,18 @@ export class DeviceLockService {
     return code === 1;
   }
 
-  async inspect(device: string): Promise<DeviceState> {
-    const h = await this.redis.hgetall(deviceKey(this.keys, device));
-    const lastToken = Number(h.token ?? 0);
-    if (!h.holder) return { device, lastToken, hold: null }; // '' = free since its last end
-    const hold = {
-      holder: h.holder,
-      job: h.job ?? '',
-      stage: h.stage ?? '',
-      waiterId: h.waiter ?? '',
-      token: lastToken,
-      leaseUntil: Number(h.leaseUntil),
-      grantedAt: Number(h.grantedAt),
-    };
-    return { device, lastToken, hold };
+  inspect(device: string): Promise<DeviceState> {
+    return inspectDevice(this.redis, this.keys, device);
   }
 
   /** Live waiters in the order the grant pass considers them (expired ones may still show). */
-  async listWaiters(): Promise<WaiterInfo[]> {
-    const flat = await this.redis.zrange(this.keys.waiters, 0, -1, 'WITHSCORES');
-    if (flat.length === 0) return [];
-    const ids = flat.filter((_, i) => i % 2 === 0);
-    const recs = await this.redis.hmget(this.keys.waiterData, ...ids);
-    const out: WaiterInfo[] = [];
-    recs.forEach((rec, i) => {
-      if (!rec) return;
-      const w = JSON.parse(rec) as WaiterRecord;
-      out.push({
-        waiterId: ids[i] as string,
-        devices: w.devs,
-        job: w.job,
-        stage: w.stage,
-        holder: w.holder,
-        priority: w.prio,
-        readiness: w.ready,
-        seq: w.seq,
-        since: w.since,
-        expiresAt: Number(flat[2 * i + 1]),
-      });
-    });
-    return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);
+  listWaiters(): Promise<WaiterInfo[]> {
+    return listWaiters(this.redis, this.keys);
   }
 
   /** Grant intervals from the timeline, oldest first, one per device per grant. */
-  async readTimeline(q: TimelineQuery = {}): Promise<TimelinePage> {
-    const limit = q.limit ?? 1000;
-    const start = q.after ? `(${q.after}` : q.since !== undefined ? String(Math.floor(q.since)) : '-';
-    const entries = (await this.redis.xrange(
-      this.keys.timeline,
-      start,
-      '+',
-      'COUNT',
-      limit,
-    )) as StreamEntry[];
-    const only = q.devices ? new Set(q.devices) : null;
-    const prefix = q.devicePrefix;
-    const wanted: DeviceFilter =
-      only || prefix ? (d) => (!only || only.has(d)) && (!prefix || d.startsWith(prefix)) : null;
-    const intervals = intervalsFromEntries(entries, wanted);
-    if (q.since !== undefined && !q.after) {
-      // Holds granted before `since` and still open have no entry in the window: add them.
-      const seen = new Set(intervals.map((i) => `${i.device}\u0000${i.token}`));
-      const held = (q.devices ?? (await this.redis.zrange(this.keys.leases, 0, -1))).filter(
-        (d) => !wanted || wanted(d),
-      );
-      for (const state of await Promise.all(held.map((d) => this.inspect(d)))) {
-        const hold = state.hold;
-        if (!hold || hold.grantedAt >= q.since || seen.has(`${state.device}\u0000${hold.token}`)) continue;
-        intervals.unshift(openInterval(state.device, hold));
-      }
-    }
-    const last = entries[entries.length - 1];
-    return { intervals, cursor: entries.length === limit && last ? last[0] : null };
+  readTimeline(q: TimelineQuery = {}): Promise<TimelinePage> {
+    return readTimeline(this.redis, this.keys, q);
   }
 
   /** Closes the blocking connections (pending waits reject); the caller's client stays open. */

@@ -1,7 +1,7 @@
-// Turns timeline stream entries into one interval per device per grant. Entry fields:
-// e = grant | end, d = JSON array of devices, t = JSON array of their tokens, h holder, j job,
-// s stage, w waiter id, a start (ms), and for ends b end (ms), r reason. Entries are in
-// ownership order. An end entry repeats the grant's fields, so an interval whose grant fell
+// Turns timeline stream entries into one interval per device per grant. Entry fields, in this
+// order for both kinds: e = grant | end, d = JSON array of devices, t = JSON array of their
+// tokens, h holder, j job, s stage, w waiter id, a start (ms), b end (ms; '' in a grant),
+// r reason ('' in a grant). Entries are in ownership order. An end entry repeats the grant's fields, so an interval whose grant fell
 // outside the window read (or was trimmed by MAXLEN) is still complete.
 import type { DeviceHold, EndReason, TimelineInterval } from './types.js';
 

@@ -32,13 +32,35 @@ function stats(samples: number[]): Stats {
   return { p50: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
 }
 
-async function timeLoop(n: number, idle: boolean, op: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
+interface Samples {
+  op: number[];
+  /** A PING timed in the same iteration and mode as each op: the ratio is robust to load drift. */
+  ping: number[];
+}
+
+async function timedPing(redis: Redis, idle: boolean): Promise<number> {
+  if (idle) await sleep(1);
+  const t0 = performance.now();
+  await redis.ping();
+  return performance.now() - t0;
+}
+
+async function timeLoop(
+  n: number,
+  idle: boolean,
+  redis: Redis,
+  op: () => Promise<unknown>,
+): Promise<Samples> {
+  const out: Samples = { op: [], ping: [] };
   for (let i = 0; i < WARMUP + n; i++) {
+    const ping = await timedPing(redis, idle);
     if (idle) await sleep(1);
     const t0 = performance.now();
     await op();
-    if (i >= WARMUP) out.push(performance.now() - t0);
+    if (i >= WARMUP) {
+      out.op.push(performance.now() - t0);
+      out.ping.push(ping);
+    }
   }
   return out;
 }
@@ -47,16 +69,17 @@ async function timeLoop(n: number, idle: boolean, op: () => Promise<unknown>): P
 async function handoffs(
   a: DeviceLockService,
   b: DeviceLockService,
-  barrier: Map<DeviceLockService, Redis>,
+  conn: Map<DeviceLockService, Redis>,
   n: number,
   idle: boolean,
-): Promise<number[]> {
-  const out: number[] = [];
+): Promise<Samples> {
+  const out: Samples = { op: [], ping: [] };
   const req = { devices: ['bench/h0', 'bench/h1'], job: 'bench', stage: 'switch', holder: 'a' };
   let holder = a;
   let waiter = b;
   let grant: Grant = await holder.acquire(req);
   for (let i = 0; i < WARMUP + n; i++) {
+    const ping = await timedPing(conn.get(holder) as Redis, idle);
     let onQueued!: () => void;
     const queued = new Promise<void>((r) => (onQueued = r));
     let grantedAt = 0;
@@ -67,12 +90,15 @@ async function handoffs(
     await queued;
     // The waiter's BLPOP was written before this PING on the waiter's other connection, so
     // Redis has it blocked by the time the PING returns: we time a real wake-up.
-    await barrier.get(waiter)?.ping();
+    await conn.get(waiter)?.ping();
     if (idle) await sleep(1);
     const t0 = performance.now();
     await holder.release(grant);
     grant = await next;
-    if (i >= WARMUP) out.push(grantedAt - t0);
+    if (i >= WARMUP) {
+      out.op.push(grantedAt - t0);
+      out.ping.push(ping);
+    }
     [holder, waiter] = [waiter, holder];
   }
   await holder.release(grant);
@@ -105,7 +131,7 @@ async function main(): Promise<void> {
   const r2 = new Redis(url, { connectionName: 'ts-lock-bench-b' });
   const a = new DeviceLockService(r1, { prefix });
   const b = new DeviceLockService(r2, { prefix });
-  const barrier = new Map([
+  const conn = new Map([
     [a, r1],
     [b, r2],
   ]);
@@ -113,44 +139,43 @@ async function main(): Promise<void> {
   try {
     const req = { devices: ['bench/r0'], job: 'bench', stage: 'rt', holder: 'a' };
     const req4 = { ...req, devices: ['bench/g0', 'bench/g1', 'bench/g2', 'bench/g3'] };
-    const rows: [string, Stats][] = [];
-    const res: Record<string, Stats> = {};
+    const rows: { name: string; op: Stats; ping: Stats }[] = [];
+    const add = (name: string, x: Samples) => rows.push({ name, op: stats(x.op), ping: stats(x.ping) });
     for (const idle of [false, true]) {
       const tag = idle ? 'idle' : 'busy';
       const n = idle ? Math.floor(N / 3) : N;
-      res[`ping-${tag}`] = stats(await timeLoop(n, idle, () => r1.ping()));
-      res[`ar-${tag}`] = stats(await timeLoop(n, idle, async () => a.release(await a.acquire(req))));
-      if (!idle) res.ar4 = stats(await timeLoop(n, idle, async () => a.release(await a.acquire(req4))));
-      res[`handoff-${tag}`] = stats(await handoffs(a, b, barrier, n, idle));
-      rows.push([`PING round trip (${tag})`, res[`ping-${tag}`] as Stats]);
-      rows.push([`acquire→release 1 device (${tag})`, res[`ar-${tag}`] as Stats]);
-      if (!idle) rows.push(['acquire→release 4-device group (busy)', res.ar4 as Stats]);
-      rows.push([`handoff, 2-device group (${tag})`, res[`handoff-${tag}`] as Stats]);
+      add(
+        `acquire→release, 1 device (${tag})`,
+        await timeLoop(n, idle, r1, async () => a.release(await a.acquire(req))),
+      );
+      if (!idle)
+        add(
+          'acquire→release, 4-device group (busy)',
+          await timeLoop(n, idle, r1, async () => a.release(await a.acquire(req4))),
+        );
+      add(`handoff, 2-device group (${tag})`, await handoffs(a, b, conn, n, idle));
     }
     const blocked = await blockedSample(a, b, r1, 50);
 
-    const f = (x: number) => x.toFixed(3).padStart(8);
+    const f = (x: number) => x.toFixed(3).padStart(7);
     console.log(
       `device-lock bench: ${N} iterations busy, ${Math.floor(N / 3)} idle (+${WARMUP} warm-up each)`,
     );
+    console.log(`Redis ${url}. busy: back to back; idle: after 1 ms asleep. Each op is paired with a PING`);
+    console.log('timed in the same iteration and mode; ratio = op p50 / PING p50. Times in ms.');
     console.log(
-      `Redis ${url}; busy = back to back, idle = after 1 ms asleep; ratio = p50 / PING p50 (same mode)`,
+      `${'operation'.padEnd(38)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} | ${'PING p50'.padStart(8)} ${'p99'.padStart(7)} | ratio`,
     );
-    console.log(
-      `${'operation'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'mean ms'.padStart(8)}  ratio`,
-    );
-    for (const [name, s] of rows) {
-      const ping = (name.includes('idle') ? res['ping-idle'] : res['ping-busy']) as Stats;
+    for (const { name, op, ping } of rows) {
+      const ratio = (op.p50 / ping.p50).toFixed(2);
       console.log(
-        `${name.padEnd(40)} ${f(s.p50)} ${f(s.p99)} ${f(s.mean)}  ${(s.p50 / ping.p50).toFixed(2)}×`,
+        `${name.padEnd(38)} ${f(op.p50)} ${f(op.p99)} | ${f(ping.p50).padStart(8)} ${f(ping.p99)} | ${ratio}×`,
       );
     }
-    for (const tag of ['busy', 'idle']) {
-      const h = res[`handoff-${tag}`] as Stats;
-      const p = res[`ping-${tag}`] as Stats;
-      console.log(
-        `handoff / PING (${tag}): p50 ${(h.p50 / p.p50).toFixed(2)}×, p99 ${(h.p99 / p.p99).toFixed(2)}× (target ≤ 3×)`,
-      );
+    for (const { name, op, ping } of rows.filter((r) => r.name.startsWith('handoff'))) {
+      const p50 = (op.p50 / ping.p50).toFixed(2);
+      const p99 = (op.p99 / ping.p99).toFixed(2);
+      console.log(`${name}: handoff / PING p50 ${p50}×, p99 ${p99}× (target ≤ 3×)`);
     }
     console.log(`waiter seen blocked in BLPOP at release: ${blocked}/50 sampled handoffs`);
     console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -26,11 +26,11 @@ expireLeases(now)
 -- without queueing it.
 if redis.call('ZCARD', waitersKey) == 0 then
   local last = grantable(w, {})
-  if last then return { 1, grantDevices(w, last, now) } end
-  if ARGV[5] == 'try' then return { -2, '' } end
+  if last then return finish(1, grantDevices(w, last, now)) end
+  if ARGV[5] == 'try' then return finish(-2, '') end
 end
 
-if redis.call('HEXISTS', waiterDataKey, id) == 1 then return { -1, '' } end
+if redis.call('HEXISTS', waiterDataKey, id) == 1 then return finish(-1, '') end
 redis.call('DEL', wakeKey(id))
 local seq = redis.call('INCR', KEYS[5])
 redis.call('HSET', waiterDataKey, id,
@@ -38,11 +38,11 @@ redis.call('HSET', waiterDataKey, id,
 redis.call('ZADD', waitersKey, now + w.ttl, id)
 
 local g = grantPass(now, id, true)
-if g then return { 1, g } end
+if g then return finish(1, g) end
 if ARGV[5] == 'try' then
   dropWaiter(id)
   -- This waiter reserved its devices during the pass; lower waiters may be grantable without it.
   grantPass(now, nil, true)
-  return { -2, '' }
+  return finish(-2, '')
 end
-return { 0, '' }
+return finish(0, '')

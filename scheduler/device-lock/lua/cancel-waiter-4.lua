@@ -14,9 +14,9 @@
 local now = nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
-if not rec then return { 0, '' } end
+if not rec then return finish(0, '') end
 dropWaiter(id)
 redis.call('LPUSH', wakeKey(id), 'c')
 redis.call('PEXPIRE', wakeKey(id), cjson.decode(rec).ttl)
 grantPass(now, nil)
-return { 1, '' }
+return finish(1, '')

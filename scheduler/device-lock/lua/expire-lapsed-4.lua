@@ -10,5 +10,6 @@
 --- @include "lock-core"
 
 local now = nowMs()
+trimTimeline() -- periodic caller: keeps the timeline near its cap
 grantPass(now, nil)
-return { 0, cjson.encode(stats) }
+return finish(0, cjson.encode(stats))

@@ -30,5 +30,5 @@ for i = 5, #ARGV, 2 do
 end
 endHolds(rows, ARGV[3], now)
 grantPass(now, nil, true)
-if #lost == 0 then return { 0, '[]' } end
-return { 0, cjson.encode(lost) }
+if #lost == 0 then return finish(0, '[]') end
+return finish(0, cjson.encode(lost))

@@ -15,6 +15,7 @@
 --- @include "lock-core"
 
 local now = nowMs()
+trimTimeline() -- periodic caller: keeps the timeline near its cap
 local devs, tokens = {}, {}
 for i = 4, #ARGV, 2 do
   devs[#devs + 1] = ARGV[i]
@@ -24,18 +25,18 @@ end
 local ended = expireLeases(now)
 local lost = {}
 for i, dev in ipairs(devs) do
-  local cur = redis.call('HMGET', devKey(dev), 'holder', 'token', 'endedToken', 'endReason')
+  local cur = lockState(dev)
   local mine = tonumber(tokens[i])
-  if not cur[1] or cur[1] == '' or tonumber(cur[2]) ~= mine then
+  if not cur.held or cur.token ~= mine then
     -- Our hold was the last one ended: say how; otherwise a newer grant came and went since.
     local reason = 'superseded'
-    if tonumber(cur[3]) == mine then reason = cur[4] end
+    if cur.endedToken == mine then reason = cur.endReason end
     lost[#lost + 1] = { d = dev, r = reason }
   end
 end
 if #lost > 0 then
   if ended > 0 then grantPass(now, nil, true) end
-  return { -3, cjson.encode(lost) }
+  return finish(-3, cjson.encode(lost))
 end
 local leaseUntil = now + tonumber(ARGV[3])
 local zargs = {}
@@ -46,4 +47,4 @@ for _, dev in ipairs(devs) do
 end
 redis.call('ZADD', leasesKey, unpack(zargs))
 if ended > 0 then grantPass(now, nil, true) end
-return { 0, leaseUntil }
+return finish(0, leaseUntil)

@@ -14,10 +14,10 @@
 local now = nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
-if not rec then return { -4, '' } end
+if not rec then return finish(-4, '') end
 local w = cjson.decode(rec)
 w.prio = tonumber(ARGV[4])
 w.ready = tonumber(ARGV[5])
 redis.call('HSET', waiterDataKey, id, cjson.encode(w))
 grantPass(now, nil)
-return { 0, '' }
+return finish(0, '')

@@ -14,14 +14,15 @@
 --- @include "lock-core"
 
 local now = nowMs()
+trimTimeline() -- periodic caller: keeps the timeline near its cap
 local id = ARGV[3]
 local ttl = tonumber(ARGV[4])
 local exp = redis.call('ZSCORE', waitersKey, id)
 -- Refresh only a live entry: an expired one is gone even if no pass has dropped it yet.
 if exp and tonumber(exp) >= now then redis.call('ZADD', waitersKey, now + ttl, id) end
 grantPass(now, nil)
-if redis.call('ZSCORE', waitersKey, id) then return { 1, '' } end
-if redis.call('LLEN', wakeKey(id)) > 0 then return { 0, '' } end
+if redis.call('ZSCORE', waitersKey, id) then return finish(1, '') end
+if redis.call('LLEN', wakeKey(id)) > 0 then return finish(0, '') end
 redis.call('LPUSH', wakeKey(id), 'x')
 redis.call('PEXPIRE', wakeKey(id), ttl)
-return { -4, '' }
+return finish(-4, '')

@@ -134,4 +134,19 @@ describe('device lock: leases and fencing', () => {
     assert.ok(lost instanceof LockLostError);
     assert.equal(lost.lost[0]?.reason, 'revoked');
   });
+
+  it('LeaseKeeper gives the lease up when Redis stays unreachable past it', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['u0'], 'cut-off'), leaseMs: 150 });
+    let errors = 0;
+    const lost = await new Promise<LockLostError>((resolve) => {
+      new LeaseKeeper(locks, g, { intervalMs: 30, onLost: resolve, onError: () => errors++ });
+      fx.kill(locks); // its connection drops: every renew fails without an answer from Redis
+    });
+    assert.ok(errors > 0, 'transient failures reported before giving up');
+    assert.deepEqual(
+      lost.lost.map((l) => [l.device, l.reason]),
+      [['u0', 'lapsed']],
+    );
+  });
 });

@@ -18,7 +18,8 @@
   Expects KEYS[1] waiters zset (member waiter id, score its expiry ms), KEYS[2] leases zset
   (member device, score leaseUntil ms), KEYS[3] timeline stream, KEYS[4] waiter records hash
   (field waiter id, value JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq});
-  ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim).
+  ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim, applied by
+  renew, touch-waiter and expire-lapsed).
 ]]
 local waitersKey = KEYS[1]
 local leasesKey = KEYS[2]
@@ -27,8 +28,12 @@ local waiterDataKey = KEYS[4]
 local base = ARGV[1]
 local timelineMax = ARGV[2]
 local stats = { lapsed = 0, dropped = 0, granted = 0 }
--- Devices ended by this script run → their last token: a grant in the same run need not read them.
-local freedHere = {}
+-- Ends are written lazily: endHolds logs the end at once but leaves the device hash and the
+-- lease entry to finish(). When this same script grants the device again, the end fields ride
+-- on the grant's HSET and its ZADD replaces the lease entry (three calls fewer per handoff).
+-- Until finish(), `pending` (device -> {token, reason}) is the truth for these devices, and
+-- every script must return through finish().
+local pending, pendingOrder = {}, {}
 
 local function nowMs()
   local t = redis.call('TIME')
@@ -38,12 +43,21 @@ end
 local function devKey(d) return base .. 'dev:' .. d end
 local function wakeKey(w) return base .. 'wake:' .. w end
 
-local function log(...)
-  redis.call('XADD', timelineKey, 'MAXLEN', '~', timelineMax, '*', ...)
+-- Timeline entries of both kinds carry the same fields in the same order, so the stream stores
+-- field names once per node (listpack "same fields" entries). No MAXLEN here: trimming is left
+-- to the periodic scripts (renew, heartbeat, sweeper) via trimTimeline, off the handoff path.
+local function log(kind, devs, tokens, holder, job, stage, waiter, start, stop, reason)
+  redis.call('XADD', timelineKey, '*', 'e', kind, 'd', devs, 't', tokens, 'h', holder, 'j', job,
+    's', stage, 'w', waiter, 'a', start, 'b', stop, 'r', reason)
+end
+
+local function trimTimeline()
+  redis.call('XTRIM', timelineKey, 'MAXLEN', '~', timelineMax)
 end
 
 -- The current hold of a device, or nil when free (holder absent or '').
 local function readHold(dev)
+  if pending[dev] then return nil end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'job', 'stage', 'token', 'grantedAt', 'waiter')
   if not h[1] or h[1] == '' then return nil end
   return { dev = dev, holder = h[1], job = h[2], stage = h[3], token = tonumber(h[4]),
@@ -53,24 +67,21 @@ end
 -- Last token issued for dev if it is free, nil if held. The grant that follows writes token+1
 -- in the same script, so reading it here saves an HINCRBY.
 local function freeToken(dev)
-  local known = freedHere[dev]
-  if known then return known end
+  local e = pending[dev]
+  if e then return e.token end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'token')
   if h[1] and h[1] ~= '' then return nil end
   return tonumber(h[2]) or 0
 end
 
 -- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline entry
--- per grant (devices of one grant end together), one ZREM for all devices.
+-- per grant (devices of one grant end together); the device writes wait for finish().
 local function endHolds(rows, reason, now)
   if #rows == 0 then return end
-  local groups, order, devs = {}, {}, {}
+  local groups, order = {}, {}
   for _, r in ipairs(rows) do
-    -- endedToken/endReason let a late renew tell its holder why its hold ended.
-    redis.call('HSET', devKey(r.dev), 'holder', '', 'leaseUntil', '', 'endedToken', r.token,
-      'endReason', reason)
-    devs[#devs + 1] = r.dev
-    freedHere[r.dev] = r.token
+    pending[r.dev] = { token = r.token, reason = reason }
+    pendingOrder[#pendingOrder + 1] = r.dev
     local g = groups[r.waiter]
     if not g then
       g = { r = r, d = {}, t = {} }
@@ -80,12 +91,45 @@ local function endHolds(rows, reason, now)
     g.d[#g.d + 1] = r.dev
     g.t[#g.t + 1] = r.token
   end
-  redis.call('ZREM', leasesKey, unpack(devs))
   for _, w in ipairs(order) do
     local g = groups[w]
-    log('e', 'end', 'd', cjson.encode(g.d), 't', '[' .. table.concat(g.t, ',') .. ']', 'h', g.r.holder,
-      'j', g.r.job, 's', g.r.stage, 'a', g.r.grantedAt, 'b', now, 'r', reason, 'w', w)
+    log('end', cjson.encode(g.d), '[' .. table.concat(g.t, ',') .. ']', g.r.holder, g.r.job,
+      g.r.stage, w, g.r.grantedAt, now, reason)
+    if reason ~= 'released' then
+      -- Wake lists of grants carry no expiry (one call fewer per handoff). A holder that died
+      -- before reading its grant never renews: drop that unread grant when its hold ends.
+      local m = redis.call('LINDEX', wakeKey(w), 0)
+      local tail = ',"a":' .. g.r.grantedAt .. '}'
+      if m and string.sub(m, -#tail) == tail then redis.call('DEL', wakeKey(w)) end
+    end
   end
+end
+
+-- What renew needs to know of a device, pending ends included.
+local function lockState(dev)
+  local e = pending[dev]
+  if e then return { held = false, token = e.token, endedToken = e.token, endReason = e.reason } end
+  local h = redis.call('HMGET', devKey(dev), 'holder', 'token', 'endedToken', 'endReason')
+  return { held = h[1] and h[1] ~= '', token = tonumber(h[2]), endedToken = tonumber(h[3]),
+    endReason = h[4] }
+end
+
+-- Writes the pending ends no grant took over; every script returns through this.
+local function finish(code, payload)
+  local devs = {}
+  for _, dev in ipairs(pendingOrder) do
+    local e = pending[dev]
+    if e then
+      -- endedToken/endReason let a late renew tell its holder why its hold ended.
+      redis.call('HSET', devKey(dev), 'holder', '', 'leaseUntil', '', 'endedToken', e.token,
+        'endReason', e.reason)
+      devs[#devs + 1] = dev
+      pending[dev] = nil
+    end
+  end
+  pendingOrder = {}
+  if #devs > 0 then redis.call('ZREM', leasesKey, unpack(devs)) end
+  return { code, payload }
 end
 
 local function expireLeases(now)
@@ -112,15 +156,24 @@ local function grantDevices(w, last, now)
   local tokens, zargs = {}, {}
   for i, dev in ipairs(w.devs) do
     tokens[i] = last[i] + 1
-    freedHere[dev] = nil -- held again: later waiters in this pass must read (and see) the holder
-    redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
-      'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id)
+    local e = pending[dev]
+    if e then pending[dev] = nil end -- held again: later waiters in this pass must see the holder
+    if e and e.reason ~= 'released' then
+      -- The end of a lapsed or revoked hold is written with the grant, so that the late renew of
+      -- the old holder still learns why it lost the device. (After a release nobody asks.)
+      redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
+        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id,
+        'endedToken', e.token, 'endReason', e.reason)
+    else
+      redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
+        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id)
+    end
     zargs[#zargs + 1] = leaseUntil
     zargs[#zargs + 1] = dev
   end
   redis.call('ZADD', leasesKey, unpack(zargs))
   local d, t = cjson.encode(w.devs), '[' .. table.concat(tokens, ',') .. ']'
-  log('e', 'grant', 'd', d, 't', t, 'h', w.holder, 'j', w.job, 's', w.stage, 'a', now, 'w', w.id)
+  log('grant', d, t, w.holder, w.job, w.stage, w.id, now, '', '')
   stats.granted = stats.granted + 1
   return '{"w":' .. cjson.encode(w.id) .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil ..
     ',"a":' .. now .. '}'
@@ -185,10 +238,9 @@ local function grantPass(now, selfId, skipExpire)
       if w.id == selfId then
         selfGrant = payload
       else
-        -- BLPOP empties (deletes) the list at once; the expiry only reclaims the message of a
-        -- waiter that died meanwhile (its lease then lapses).
+        -- BLPOP empties (deletes) the list at once; if the waiter died meanwhile, endHolds
+        -- drops the unread grant when its lease lapses.
         redis.call('LPUSH', wakeKey(w.id), 'g' .. payload)
-        redis.call('PEXPIRE', wakeKey(w.id), w.ttl)
       end
     else
       for _, dev in ipairs(w.devs) do reserved[dev] = true end
