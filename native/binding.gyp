@@ -8,6 +8,7 @@
       "sources": [
         "src/device/thread-pool.cc",
         "src/device/cpu-device.cc",
+        "src/device/host-memory.cc",
         "src/tensor/sgemm.cc",
         "src/tensor/sgemm-avx2.cc",
         "src/tensor/blas-gemm.cc",
