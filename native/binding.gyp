@@ -8,6 +8,7 @@
       "sources": [
         "src/device/thread-pool.cc",
         "src/device/cpu-device.cc",
+        "src/device/host-memory.cc",
         "src/tensor/sgemm.cc",
         "src/tensor/sgemm-avx2.cc",
         "src/tensor/blas-gemm.cc",
@@ -40,7 +41,7 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
-      "cflags_cc": ["-std=c++17", "-O3", "-march=x86-64-v2", "-fexceptions", "-frtti", "-Wall", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-O3", "-march=x86-64-v2", "-fno-trapping-math", "-fno-math-errno", "-fexceptions", "-frtti", "-Wall", "-Wno-unused-parameter"],
       "libraries": ["-lpthread", "-lrt"],
       "conditions": [
         ["have_blas==1", {

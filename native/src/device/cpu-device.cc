@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "device/host-memory.h"
 #include "tensor/sgemm.h"
 
 namespace ts {
@@ -35,8 +36,12 @@ void* CpuDevice::alloc(size_t bytes) {
     if (used_ > peak_) peak_ = used_;
     return p;
   }
-  void* p = std::aligned_alloc(64, r);
-  if (!p) throw EngineError("BUDGET_EXCEEDED", "host allocation of " + std::to_string(r) + " bytes failed", r, 0);
+  void* p = nullptr;
+  try {
+    p = host_alloc(r);
+  } catch (const std::bad_alloc&) {
+    throw EngineError("BUDGET_EXCEEDED", "host allocation of " + std::to_string(r) + " bytes failed", r, 0);
+  }
   used_ += r;
   if (used_ > peak_) peak_ = used_;
   return p;
@@ -50,13 +55,13 @@ void CpuDevice::free(void* p, size_t bytes) {
     cache_[r].push_back(p);
     cached_bytes_ += r;
   } else {
-    std::free(p);
+    host_free(p);
   }
 }
 
 void CpuDevice::trim() {
   for (auto& [size, blocks] : cache_)
-    for (void* p : blocks) std::free(p);
+    for (void* p : blocks) host_free(p);
   cache_.clear();
   cached_bytes_ = 0;
 }

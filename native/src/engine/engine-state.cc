@@ -14,12 +14,12 @@ namespace ts {
 void Engine::offload() {
   if (!onloaded_) return;  // idempotent: a second offload has nothing left to move
   const size_t n = static_cast<size_t>(layout_.total);
-  host_params_.resize(n), host_m_.resize(n), host_v_.resize(n);
+  host_params_ = HostBuffer(n), host_m_ = HostBuffer(n), host_v_ = HostBuffer(n);
   dev_->copy_to_host(host_params_.data(), params_.data(), n * 4);
   dev_->copy_to_host(host_m_.data(), m_.data(), n * 4);
   dev_->copy_to_host(host_v_.data(), v_.data(), n * 4);
   if (has_ref_) {
-    host_ref_.resize(n);
+    host_ref_ = HostBuffer(n);
     dev_->copy_to_host(host_ref_.data(), ref_.data(), n * 4);
   }
   params_.reset(), grads_.reset(), m_.reset(), v_.reset(), ref_.reset();
@@ -41,14 +41,11 @@ void Engine::onload(uint64_t token) {
   dev_->copy_to_device(m_.data(), host_m_.data(), n * 4);
   dev_->copy_to_device(v_.data(), host_v_.data(), n * 4);
   if (has_ref_) dev_->copy_to_device(ref_.data(), host_ref_.data(), n * 4);
-  std::vector<float>().swap(host_params_);
-  std::vector<float>().swap(host_m_);
-  std::vector<float>().swap(host_v_);
-  std::vector<float>().swap(host_ref_);
+  host_params_ = HostBuffer(), host_m_ = HostBuffer(), host_v_ = HostBuffer(), host_ref_ = HostBuffer();
   onloaded_ = true;
 }
 
-const float* Engine::host_or_device(const DeviceBuffer& d, const std::vector<float>& h) const {
+const float* Engine::host_or_device(const DeviceBuffer& d, const HostBuffer& h) const {
   // On a CPU device both are host memory; a GPU backend would stage device buffers through a copy.
   return onloaded_ ? d.data() : h.data();
 }

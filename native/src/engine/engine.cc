@@ -20,6 +20,8 @@ Engine::Engine(const EngineOptions& o) : rng_(o.seed) {
   layout_ = make_layout(c);
   dev_ = std::make_unique<CpuDevice>(o.threads, o.memory_bytes, o.use_blas);
   alloc_state();
+  std::fill(m_.data(), m_.data() + m_.size(), 0.0f);
+  std::fill(v_.data(), v_.data() + v_.size(), 0.0f);
   // Init draws come from a generator derived from the seed, so sampling streams do not depend on
   // the model size.
   Rng init(o.seed ^ 0x1A17ull);
@@ -36,8 +38,6 @@ void Engine::alloc_state() {
   grads_ = DeviceBuffer(dev_.get(), n);
   m_ = DeviceBuffer(dev_.get(), n);
   v_ = DeviceBuffer(dev_.get(), n);
-  std::fill(m_.data(), m_.data() + n, 0.0f);
-  std::fill(v_.data(), v_.data() + n, 0.0f);
   if (has_ref_) ref_ = DeviceBuffer(dev_.get(), n);
 }
 

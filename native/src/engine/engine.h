@@ -10,6 +10,7 @@
 
 #include "common/rng.h"
 #include "device/device.h"
+#include "device/host-memory.h"
 #include "gen/generator.h"
 #include "model/param-layout.h"
 #include "sync/weight-shm.h"
@@ -123,13 +124,13 @@ class Engine {
   void alloc_state();
   std::vector<Problem> pick_problems(const GenerateOptions& o);
   uint64_t layout_hash() const;
-  const float* host_or_device(const DeviceBuffer& d, const std::vector<float>& h) const;
+  const float* host_or_device(const DeviceBuffer& d, const HostBuffer& h) const;
 
   std::unique_ptr<Device> dev_;
   std::unique_ptr<Task> task_;
   ParamLayout layout_;
   DeviceBuffer params_, grads_, m_, v_, ref_;
-  std::vector<float> host_params_, host_m_, host_v_, host_ref_;
+  HostBuffer host_params_, host_m_, host_v_, host_ref_;
   bool has_ref_ = false;
   bool onloaded_ = true;
   uint64_t last_token_ = 0;

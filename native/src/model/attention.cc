@@ -19,7 +19,7 @@ inline float dot(const float* a, const float* b, int n) {
   return s;
 }
 
-__attribute__((target_clones("avx2,fma", "default"))) void attend_one(const AttnShape& s, int b, int h,
+__attribute__((target_clones("avx2", "default"))) void attend_one(const AttnShape& s, int b, int h,
                                                                        const float* q, int64_t q_stride,
                                                                        const float* k, const float* v,
                                                                        int64_t kv_stride, int64_t kv_bs, int p,
@@ -56,7 +56,7 @@ __attribute__((target_clones("avx2,fma", "default"))) void attend_one(const Attn
   }
 }
 
-__attribute__((target_clones("avx2,fma", "default"))) void attend_back_one(const AttnShape& s, int b, int h,
+__attribute__((target_clones("avx2", "default"))) void attend_back_one(const AttnShape& s, int b, int h,
                                                                             const float* qkv, const float* probs,
                                                                             const float* dout, int p, float* dqkv,
                                                                             float* dp) {

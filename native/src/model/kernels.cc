@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace ts {
 
@@ -10,7 +11,7 @@ namespace {
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kGeluA = 0.044715f;
 
-__attribute__((target_clones("avx2,fma", "default"))) void ln_rows(const float* x, const float* g, const float* b,
+__attribute__((target_clones("avx2", "default"))) void ln_rows(const float* x, const float* g, const float* b,
                                                                     float* y, float* mean, float* rstd, int64_t r0,
                                                                     int64_t r1, int d) {
   for (int64_t r = r0; r < r1; ++r) {
@@ -36,7 +37,7 @@ __attribute__((target_clones("avx2,fma", "default"))) void ln_rows(const float* 
   }
 }
 
-__attribute__((target_clones("avx2,fma", "default"))) void ln_back_rows(const float* dy, const float* x,
+__attribute__((target_clones("avx2", "default"))) void ln_back_rows(const float* dy, const float* x,
                                                                          const float* mean, const float* rstd,
                                                                          const float* g, float* dx, int64_t r0,
                                                                          int64_t r1, int d) {
@@ -69,14 +70,14 @@ __attribute__((target_clones("avx2,fma", "default"))) void ln_back_rows(const fl
   }
 }
 
-__attribute__((target_clones("avx2,fma", "default"))) void gelu_span(const float* x, float* y, int64_t n) {
+__attribute__((target_clones("avx2", "default"))) void gelu_span(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
     y[i] = 0.5f * v * (1.0f + fast_tanh(kGeluC * (v + kGeluA * v * v * v)));
   }
 }
 
-__attribute__((target_clones("avx2,fma", "default"))) void gelu_back_span(const float* x, const float* dy, float* dx,
+__attribute__((target_clones("avx2", "default"))) void gelu_back_span(const float* x, const float* dy, float* dx,
                                                                            int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];
@@ -122,12 +123,19 @@ void column_sum_add(ThreadPool& pool, const float* y, int64_t rows, int n, float
   });
 }
 
+// Chunks start at multiples of 64 elements so that the same element always lands in the same lane
+// of the vector loop, whatever the batch shape or thread count.
+static void aligned_chunks(ThreadPool& pool, int64_t count, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t blocks = (count + 63) / 64;
+  parallel_range(pool, blocks, 128, [&](int64_t b0, int64_t b1) { fn(b0 * 64, std::min(count, b1 * 64)); });
+}
+
 void gelu_forward(ThreadPool& pool, const float* x, float* y, int64_t count) {
-  parallel_range(pool, count, 8192, [&](int64_t b, int64_t e) { gelu_span(x + b, y + b, e - b); });
+  aligned_chunks(pool, count, [&](int64_t b, int64_t e) { gelu_span(x + b, y + b, e - b); });
 }
 
 void gelu_backward(ThreadPool& pool, const float* x, const float* dy, float* dx, int64_t count) {
-  parallel_range(pool, count, 8192, [&](int64_t b, int64_t e) { gelu_back_span(x + b, dy + b, dx + b, e - b); });
+  aligned_chunks(pool, count, [&](int64_t b, int64_t e) { gelu_back_span(x + b, dy + b, dx + b, e - b); });
 }
 
 void add_inplace(ThreadPool& pool, float* y, const float* x, int64_t count) {

@@ -28,7 +28,10 @@ void add_inplace(ThreadPool& pool, float* y, const float* x, int64_t count);
 // inlines and vectorises, and GELU runs over every MLP activation.
 inline float fast_tanh(float x) {
   const float c = 7.90531110763549805f;
-  x = std::min(c, std::max(-c, x));
+  // Ternaries, not std::min/max: GCC turns these into vector min/max; the reference-returning
+  // std:: forms kept the GELU loops scalar.
+  x = x > c ? c : x;
+  x = x < -c ? -c : x;
   const float x2 = x * x;
   float p = -2.76076847742355e-16f;
   p = p * x2 + 2.00018790482477e-13f;

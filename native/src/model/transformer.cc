@@ -115,10 +115,13 @@ void backward(Device& dev, const ParamLayout& l, const float* params, const int3
     dev.gemm(Trans::No, Trans::Yes, Ni, f, d, 1.0f, a.dx, d, params + o.w_fc2, d, 0.0f, a.dfc, f);
     dev.gemm(Trans::Yes, Trans::No, f, d, Ni, 1.0f, L.gelu, f, a.dx, d, 1.0f, grads + o.w_fc2, d);
     column_sum_add(pool, a.dx, N, d, grads + o.b_fc2);
-    gelu_backward(pool, L.fc, a.dfc, a.dfc, N * f);
-    dev.gemm(Trans::No, Trans::Yes, Ni, d, f, 1.0f, a.dfc, f, params + o.w_fc, f, 0.0f, a.dln, d);
-    dev.gemm(Trans::Yes, Trans::No, d, f, Ni, 1.0f, L.ln2, d, a.dfc, f, 1.0f, grads + o.w_fc, f);
-    column_sum_add(pool, a.dfc, N, f, grads + o.b_fc);
+    // The GELU output is dead once dW2 is done, so its buffer receives d(fc); separate input and
+    // output keep the vectorised loop (an in-place call falls back to the aliasing-safe scalar path).
+    float* dfc = L.gelu;
+    gelu_backward(pool, L.fc, a.dfc, dfc, N * f);
+    dev.gemm(Trans::No, Trans::Yes, Ni, d, f, 1.0f, dfc, f, params + o.w_fc, f, 0.0f, a.dln, d);
+    dev.gemm(Trans::Yes, Trans::No, d, f, Ni, 1.0f, L.ln2, d, dfc, f, 1.0f, grads + o.w_fc, f);
+    column_sum_add(pool, dfc, N, f, grads + o.b_fc);
     layernorm_backward(pool, a.dln, L.x_mid, L.ln2_m, L.ln2_r, params + o.ln2_g, a.dx, grads + o.ln2_g,
                        grads + o.ln2_b, N, d);
     // Attention branch: x_mid = x_in + attn(ln1) @ Wp + bp.
@@ -165,13 +168,14 @@ void alloc_chunk_scratch(Device& dev, const ModelConfig& c, int B, int max_chunk
   const int64_t R = static_cast<int64_t>(B) * max_chunk, d = c.d_model;
   s.rows = static_cast<int>(R);
   s.buf = DeviceBuffer();
-  s.buf = DeviceBuffer(&dev, static_cast<size_t>(R * (d * 3 + 3 * d + c.d_ff()) + static_cast<int64_t>(B) * d * 2));
+  s.buf = DeviceBuffer(&dev, static_cast<size_t>(R * (d * 3 + 3 * d + 2 * c.d_ff()) + static_cast<int64_t>(B) * d * 2));
   float* p = s.buf.data();
   s.x = p, p += R * d;
   s.ln = p, p += R * d;
   s.qkv = p, p += R * 3 * d;
   s.att = p, p += R * d;
   s.fc = p, p += R * c.d_ff();
+  s.act = p, p += R * c.d_ff();
   s.last = p;
 }
 
@@ -202,8 +206,8 @@ void forward_chunk(Device& dev, const ParamLayout& l, const float* params, const
     linear(dev, s.att, R, d, params + o.w_proj, params + o.b_proj, d, s.x, true);
     layernorm_forward(pool, s.x, params + o.ln2_g, params + o.ln2_b, s.ln, nullptr, nullptr, R, d);
     linear(dev, s.ln, R, d, params + o.w_fc, params + o.b_fc, f, s.fc, false);
-    gelu_forward(pool, s.fc, s.fc, R * f);
-    linear(dev, s.fc, R, f, params + o.w_fc2, params + o.b_fc2, d, s.x, true);
+    gelu_forward(pool, s.fc, s.act, R * f);
+    linear(dev, s.act, R, f, params + o.w_fc2, params + o.b_fc2, d, s.x, true);
   }
   const float* src = s.x;
   int64_t rows = R;

@@ -41,7 +41,7 @@ void alloc_kv(Device& dev, const ModelConfig& c, int B, int T, KvCache& kv);
 struct ChunkScratch {
   int rows = 0;
   DeviceBuffer buf;
-  float *x, *ln, *qkv, *att, *fc, *last;
+  float *x, *ln, *qkv, *att, *fc, *act, *last;
 };
 void alloc_chunk_scratch(Device& dev, const ModelConfig& c, int B, int max_chunk, ChunkScratch& s);
 
