@@ -75,7 +75,9 @@ export const workflowSpecSchema = z
       .min(0)
       .max(1)
       .optional()
-      .openapi({ description: 'Succeed early once the mean training reward of the last 3 steps reaches this' }),
+      .openapi({
+        description: 'Succeed early once the mean training reward of the last 3 steps reaches this',
+      }),
   })
   .openapi('WorkflowSpec');
 

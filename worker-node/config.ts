@@ -23,7 +23,8 @@ const envSchema = z.object({
 });
 
 const flagsSchema = z.object({
-  virtualDevices: z.coerce.number().int().min(1).max(64),
+  /** null: discover GPUs with nvidia-smi, else fall back to 2 virtual devices. */
+  virtualDevices: z.coerce.number().int().min(1).max(64).nullable(),
   deviceMemory: z.coerce
     .number()
     .int()
@@ -40,7 +41,7 @@ export function loadWorkerConfig(
   const { values } = parseArgs({
     args: argv,
     options: {
-      'virtual-devices': { type: 'string', default: '2' },
+      'virtual-devices': { type: 'string' },
       'device-memory': { type: 'string', default: String(512 * 1024 * 1024) },
       'threads-per-device': { type: 'string', default: '1' },
     },
@@ -48,7 +49,7 @@ export function loadWorkerConfig(
   });
   const e = envSchema.safeParse(env);
   const f = flagsSchema.safeParse({
-    virtualDevices: values['virtual-devices'],
+    virtualDevices: values['virtual-devices'] ?? null,
     deviceMemory: values['device-memory'],
     threadsPerDevice: values['threads-per-device'],
   });

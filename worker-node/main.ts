@@ -15,25 +15,22 @@ import type { ControlMessage } from '../common/jobs/notify.js';
 import { loadWorkerConfig } from './config.js';
 import { ControlPlaneClient, type DeviceReport } from './control-plane-client.js';
 import { JobSupervisor } from './job-supervisor.js';
+import { discoverGpus, virtualDevices } from './devices.js';
 
 const config = loadWorkerConfig();
 const logger = createLogger('worker-node', config.LOG_LEVEL);
 const client = new ControlPlaneClient(config.TIMESHARE_API_URL, config.TIMESHARE_NODE_KEY);
 const names: RedisNames = redisNames(config.TIMESHARE_REDIS_PREFIX);
 
-const devices: DeviceReport[] = Array.from({ length: config.virtualDevices }, (_, index) => ({
-  index,
-  kind: 'cpu-virtual',
-  memoryBytes: config.deviceMemory,
-  freeMemoryBytes: config.deviceMemory,
-  threads: config.threadsPerDevice,
-}));
+const gpus = config.virtualDevices === null ? discoverGpus() : null;
+const devices: DeviceReport[] =
+  gpus ?? virtualDevices(config.virtualDevices ?? 2, config.deviceMemory, config.threadsPerDevice);
 
 async function main(): Promise<void> {
   const nodeId = await client.register({
     name: config.TIMESHARE_NODE_NAME,
     pool: config.TIMESHARE_POOL,
-    deviceType: 'cpu-virtual',
+    deviceType: gpus ? 'cuda' : 'cpu-virtual',
     devices,
   });
   logger.info({ nodeId, devices: devices.length }, 'node registered');

@@ -74,7 +74,12 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
 
   const timelineQuery = z.strictObject({
-    since: z.coerce.number().int().min(0).optional().openapi({ description: 'Only holds that started at or after this time (ms)' }),
+    since: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .openapi({ description: 'Only holds that started at or after this time (ms)' }),
     limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   });
   const intervalSchema = z
@@ -92,7 +97,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/nodes/{id}/timeline',
-    summary: "The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)",
+    summary:
+      'The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }), query: timelineQuery },
     responses: { 200: json(z.object({ data: z.array(intervalSchema) })) },
