@@ -70,14 +70,9 @@ export const workflowSpecSchema = z
       .max(1)
       .optional()
       .openapi({ description: 'Succeed early once held-out accuracy reaches this' }),
-    targetReward: z
-      .number()
-      .min(0)
-      .max(1)
-      .optional()
-      .openapi({
-        description: 'Succeed early once the mean training reward of the last 3 steps reaches this',
-      }),
+    targetReward: z.number().min(0).max(1).optional().openapi({
+      description: 'Succeed early once the mean training reward of the last 3 steps reaches this',
+    }),
   })
   .openapi('WorkflowSpec');
 
@@ -117,6 +112,10 @@ export const jobSpecSchema = z
       .strictObject({ jobId: z.uuid(), checkpointId: z.uuid() })
       .optional()
       .openapi({ description: 'Start from a checkpoint of one of your own jobs' }),
+  })
+  .refine((j) => j.workflow.mode !== 'spatial' || j.resources.devices >= 2, {
+    message: 'spatial mode needs at least 2 devices (generation and training on disjoint devices)',
+    path: ['workflow', 'mode'],
   })
   .openapi('JobSpec', {
     example: { name: 'add-grpo', workflow: { task: { name: 'addition', digits: 2 } } },

@@ -45,18 +45,36 @@ export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']
   };
 }
 
+function deviceShare(placement: RunnerStart['placement'], devices: number) {
+  return {
+    kind: 'cpu' as const,
+    threads: placement.threadsPerDevice * devices,
+    memoryBytes: placement.memoryBytes * devices,
+  };
+}
+
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const opts = engineOptions(start.spec, start.placement);
+  const spatial = start.placement.mode === 'spatial' && start.placement.devices.length >= 2;
+  // Spatial: the learner gets the second half of the devices, a generator the first half.
+  const half = Math.floor(start.placement.devices.length / 2);
+  const learnerDevice = spatial
+    ? deviceShare(start.placement, start.placement.devices.length - half)
+    : opts.device;
   const engine = start.resume
-    ? await Engine.fromCheckpoint(start.resume.dir, opts.device)
-    : createEngine(opts);
+    ? await Engine.fromCheckpoint(start.resume.dir, learnerDevice)
+    : createEngine({ ...opts, device: learnerDevice });
+  const generator = spatial
+    ? createEngine({ ...opts, device: deviceShare(start.placement, half), seed: (opts.seed ?? 1) + 1 })
+    : undefined;
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
-  if ((await engine.info()).onloaded) await engine.offload();
+  for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });
   const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
   const pending: Promise<void>[] = [];
   const loop = new StageLoop({
     engine,
+    generator,
     locks,
     start,
     saveCheckpoint: (step) =>
@@ -78,6 +96,7 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
     else await send({ t: 'finished', outcome: result.outcome, error: result.error });
   } finally {
     await engine.close().catch(() => undefined);
+    await generator?.close().catch(() => undefined);
     locks.close();
     redis.disconnect();
   }

@@ -11,14 +11,19 @@
  * for the model sizes here) or at once while waiting for the lock: cancel stops; preempt and drain
  * checkpoint the last completed step, release, and report.
  */
-import type { Engine, Profile } from '../native/index.js';
+import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
+
+type StepStats = Omit<TrainStats, 'profile'>;
 import type { DeviceLockService, Grant } from '../scheduler/device-lock/index.js';
 import { LeaseKeeper } from '../scheduler/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { Outcome, RunnerStart } from './messages.js';
 
 export interface StageLoopDeps {
+  /** The learner: trains, evaluates, checkpoints (and generates too, in temporal mode). */
   engine: Engine;
+  /** Spatial placements only: a second engine that generates on the other half of the devices. */
+  generator?: Engine;
   locks: DeviceLockService;
   start: RunnerStart;
   saveCheckpoint(step: number): Promise<CheckpointReport>;
@@ -53,11 +58,28 @@ export class StageLoop {
     return devices.map((i) => `${nodeId}/${i}`);
   }
 
+  /** Spatial placements split the devices: the first half generates, the second half trains. */
+  private get halves(): { generate: string[]; train: string[] } {
+    const all = this.devices;
+    const half = Math.floor(all.length / 2);
+    return { generate: all.slice(0, half), train: all.slice(half) };
+  }
+
   /**
    * Holds the job's devices for one stage. Returns null if a stop request arrived while waiting.
    * `onload` and `offload` times go into the profile; device-seconds count the whole hold.
    */
-  private async withDevices<T>(
+  private withDevices<T>(
+    stage: string,
+    step: number | null,
+    fn: () => Promise<{ value: T; profile?: Profile; tokens?: number; batch?: number }>,
+  ): Promise<T | null> {
+    return this.hold(this.d.engine, this.devices, stage, step, fn);
+  }
+
+  private async hold<T>(
+    engine: Engine,
+    devices: string[],
     stage: string,
     step: number | null,
     fn: () => Promise<{ value: T; profile?: Profile; tokens?: number; batch?: number }>,
@@ -65,7 +87,7 @@ export class StageLoop {
     let grant: Grant;
     try {
       grant = await this.d.locks.acquire({
-        devices: this.devices,
+        devices,
         job: this.d.start.jobId,
         stage,
         holder: `${this.d.start.nodeId}:${process.pid}`,
@@ -87,12 +109,12 @@ export class StageLoop {
     let offloadSeconds = 0;
     try {
       const token = Math.max(...Object.values(grant.tokens));
-      await this.d.engine.onload(token);
+      await engine.onload(token);
       onloadSeconds = (performance.now() - t0) / 1000;
       const out = await fn();
       if (this.lost) throw this.lost;
       const t1 = performance.now();
-      await this.d.engine.offload();
+      await engine.offload();
       offloadSeconds = (performance.now() - t1) / 1000;
       const seconds = (performance.now() - t0) / 1000;
       this.d.report({
@@ -104,13 +126,13 @@ export class StageLoop {
             seconds,
             tokens: out.tokens ?? out.profile?.tokens ?? 0,
             batch: out.batch ?? 0,
-            devices: this.devices.length,
+            devices: devices.length,
             peakBytes: out.profile?.peakArenaBytes ?? 0,
             onloadSeconds,
             offloadSeconds,
           },
         ],
-        deviceSeconds: seconds * this.devices.length,
+        deviceSeconds: seconds * devices.length,
       });
       return out.value;
     } finally {
@@ -141,12 +163,10 @@ export class StageLoop {
   }
 
   async run(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
-    const { spec } = this.d.start;
-    const w = spec.workflow;
-    const fresh = !this.d.start.resume;
-
-    if (fresh && w.warmup.maxSteps > 0) {
-      const ok = await this.withDevices('warmup', 0, async () => {
+    const w = this.d.start.spec.workflow;
+    const trainDevices = this.spatial ? this.halves.train : this.devices;
+    if (!this.d.start.resume && w.warmup.maxSteps > 0) {
+      const ok = await this.hold(this.d.engine, trainDevices, 'warmup', 0, async () => {
         const r = await this.d.engine.warmup({
           maxSteps: w.warmup.maxSteps,
           targetAccuracy: w.warmup.targetAccuracy,
@@ -161,54 +181,31 @@ export class StageLoop {
       });
       if (!ok) return this.stop();
     }
+    return this.spatial ? this.runSpatial() : this.runTemporal();
+  }
 
+  private get spatial(): boolean {
+    return (
+      this.d.start.placement.mode === 'spatial' && this.d.generator !== undefined && this.devices.length >= 2
+    );
+  }
+
+  /** Temporal: each step generates and trains in one native call while holding all the job's devices. */
+  private async runTemporal(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+    const w = this.d.start.spec.workflow;
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
-      const isLast = step === w.steps;
       const result = await this.withDevices('rl_step', step, async () => {
         const { stats, profile } = await this.d.engine.rlStep({
           generate: { numPrompts: w.promptsPerStep, groupSize: w.groupSize, temperature: w.temperature },
           train: { algorithm: w.algorithm, lr: w.learningRate },
         });
-        const metrics: MetricPoint[] = [
-          { step, name: 'reward_mean', value: stats.rewardMean },
-          { step, name: 'reward_std', value: stats.rewardStd },
-          { step, name: 'loss', value: stats.loss },
-          { step, name: 'kl', value: stats.kl },
-          { step, name: 'clip_fraction', value: stats.clipFraction },
-          { step, name: 'tokens', value: stats.tokens },
-          {
-            step,
-            name: 'tokens_per_second',
-            value: profile.total.seconds > 0 ? stats.tokens / profile.total.seconds : 0,
-          },
+        const seconds = profile.total.seconds;
+        const value = await this.afterTrain(step, stats, [
+          { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
           { step, name: 'weight_version_lag', value: 0 },
-        ];
-        let accuracy: number | null = null;
-        if (step % w.evalEvery === 0 || isLast) {
-          accuracy = (await this.d.engine.evaluate()).accuracy;
-          metrics.push({ step, name: 'eval_accuracy', value: accuracy });
-        }
-        this.recentRewards.push(stats.rewardMean);
-        if (this.recentRewards.length > 3) this.recentRewards.shift();
-        const rewardAvg = this.recentRewards.reduce((a, b) => a + b, 0) / this.recentRewards.length;
-        const reachedReward =
-          w.targetReward !== undefined && this.recentRewards.length === 3 && rewardAvg >= w.targetReward;
-        const reachedAccuracy =
-          w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy;
-        const done = isLast || reachedReward || reachedAccuracy;
-        if (done && accuracy === null) {
-          accuracy = (await this.d.engine.evaluate()).accuracy;
-          metrics.push({ step, name: 'eval_accuracy', value: accuracy });
-        }
-        const checkpoint = done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step) : null;
-        this.d.report({ metrics, profiles: [], deviceSeconds: 0 });
-        return {
-          value: { checkpoint, done },
-          profile: profile.total,
-          tokens: stats.tokens,
-          batch: w.promptsPerStep * w.groupSize,
-        };
+        ]);
+        return { value, profile: profile.total, tokens: stats.tokens, batch: w.promptsPerStep * w.groupSize };
       });
       if (result === null) return this.stop();
       this.completedStep = step;
@@ -216,6 +213,127 @@ export class StageLoop {
       if (result.done) return { outcome: 'succeeded', error: null };
     }
     return { outcome: 'succeeded', error: null };
+  }
+
+  /**
+   * Spatial (PipelineRL-style): a generator engine on the first half of the devices and the trainer
+   * on the second half run concurrently, each under its own device lock, joined by a bounded buffer
+   * of `max(1, maxWeightLag)` steps of rollouts. The trainer publishes weights through shared memory
+   * after every step; the generator applies them in flight, between decoding steps, so a rollout may
+   * mix weight versions (recorded per token; `reinforce_is` corrects for the lag).
+   */
+  private async runSpatial(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+    const w = this.d.start.spec.workflow;
+    const gen = this.d.generator!;
+    const { generate: genDevices, train: trainDevices } = this.halves;
+    const shm = `/ts-${this.d.start.jobId.slice(0, 8)}-${process.pid}`;
+    const published = await this.hold(this.d.engine, trainDevices, 'sync', this.completedStep, async () => {
+      await this.d.engine.publishWeights(shm);
+      return { value: true };
+    });
+    if (!published) return this.stop();
+    const attached = await this.hold(gen, genDevices, 'sync', this.completedStep, async () => {
+      await gen.attachWeights(shm);
+      return { value: true };
+    });
+    if (!attached) return this.stop();
+
+    const capacity = Math.max(1, w.maxWeightLag);
+    const buffer: { step: number; rollouts: Rollouts }[] = [];
+    let wake: () => void = () => {};
+    const changed = () => new Promise<void>((r) => (wake = r));
+    let producing = true;
+    let finished = false;
+
+    const producer = (async () => {
+      for (let step = this.completedStep + 1; step <= w.steps && !finished; step++) {
+        while (buffer.length >= capacity && !finished && !this.request) await changed();
+        if (finished || this.request) break;
+        const rollouts = await this.hold(gen, genDevices, 'generate', step, async () => {
+          const r = await gen.generate({
+            numPrompts: w.promptsPerStep,
+            groupSize: w.groupSize,
+            temperature: w.temperature,
+          });
+          return { value: r, profile: r.profile, tokens: r.newTokens, batch: w.promptsPerStep * w.groupSize };
+        });
+        if (!rollouts) break;
+        buffer.push({ step, rollouts });
+        wake();
+      }
+      producing = false;
+      wake();
+    })();
+
+    try {
+      for (let step = this.completedStep + 1; step <= w.steps; step++) {
+        while (!buffer.length && producing && !this.request) await changed();
+        if (this.request || !buffer.length) return await this.stop();
+        const { rollouts } = buffer.shift()!;
+        wake();
+        const result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
+          const stats = await this.d.engine.train({ rollouts, algorithm: w.algorithm, lr: w.learningRate });
+          await this.d.engine.publishWeights(shm);
+          const seconds = rollouts.profile.seconds + stats.seconds;
+          const value = await this.afterTrain(step, stats, [
+            { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
+            { step, name: 'weight_version_lag', value: rollouts.versionLag },
+            { step, name: 'inflight_updates', value: rollouts.inflightUpdates },
+          ]);
+          return { value, profile: stats.profile, tokens: stats.tokens, batch: rollouts.batch };
+        });
+        if (result === null) return await this.stop();
+        this.completedStep = step;
+        if (result.checkpoint) this.record(result.checkpoint);
+        if (result.done) return { outcome: 'succeeded', error: null };
+      }
+      return { outcome: 'succeeded', error: null };
+    } finally {
+      finished = true;
+      wake();
+      await producer.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Metrics, evaluation, the stopping rule and the checkpoint of a trained step; runs while the
+   * trainer's devices are held (evaluation and saving need its state on them).
+   */
+  private async afterTrain(
+    step: number,
+    stats: StepStats,
+    extra: MetricPoint[],
+  ): Promise<{ checkpoint: CheckpointReport | null; done: boolean }> {
+    const w = this.d.start.spec.workflow;
+    const isLast = step === w.steps;
+    const metrics: MetricPoint[] = [
+      { step, name: 'reward_mean', value: stats.rewardMean },
+      { step, name: 'reward_std', value: stats.rewardStd },
+      { step, name: 'loss', value: stats.loss },
+      { step, name: 'kl', value: stats.kl },
+      { step, name: 'clip_fraction', value: stats.clipFraction },
+      { step, name: 'tokens', value: stats.tokens },
+      ...extra,
+    ];
+    let accuracy: number | null = null;
+    const evaluate = async () => {
+      accuracy = (await this.d.engine.evaluate()).accuracy;
+      metrics.push({ step, name: 'eval_accuracy', value: accuracy });
+      return accuracy;
+    };
+    if (step % w.evalEvery === 0 || isLast) await evaluate();
+    this.recentRewards.push(stats.rewardMean);
+    if (this.recentRewards.length > 3) this.recentRewards.shift();
+    const rewardAvg = this.recentRewards.reduce((a, b) => a + b, 0) / this.recentRewards.length;
+    const reachedReward =
+      w.targetReward !== undefined && this.recentRewards.length === 3 && rewardAvg >= w.targetReward;
+    const reachedAccuracy =
+      w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy;
+    const done = isLast || reachedReward || reachedAccuracy;
+    if (done && accuracy === null) await evaluate();
+    const checkpoint = done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step) : null;
+    this.d.report({ metrics, profiles: [], deviceSeconds: 0 });
+    return { checkpoint, done };
   }
 
   private async stop(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {

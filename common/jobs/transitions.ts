@@ -34,7 +34,8 @@ async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Trans
 export interface Placement {
   nodeId: string;
   devices: number[];
-  mode: 'temporal';
+  /** temporal: stages take turns on all devices; spatial: generation and training on disjoint halves. */
+  mode: 'temporal' | 'spatial';
   threadsPerDevice: number;
   memoryBytes: number;
 }

@@ -34,11 +34,14 @@ export function startPlacementConsumer(deps: {
 
   async function handle(entry: BullJob<QueuedJobMessage>, token?: string): Promise<void> {
     const { jobId, queueSeq } = entry.data;
-    const r = await pool.query(`SELECT status, queue_seq, pool, devices FROM jobs WHERE id = $1`, [jobId]);
+    const r = await pool.query(
+      `SELECT status, queue_seq, pool, devices, spec->'workflow'->>'mode' AS mode FROM jobs WHERE id = $1`,
+      [jobId],
+    );
     const job = r.rows[0];
     if (!job || job.status !== 'queued' || job.queue_seq !== queueSeq) return;
     const result = firstFit(
-      { pool: job.pool, devices: job.devices },
+      { pool: job.pool, devices: job.devices, mode: job.mode ?? 'auto' },
       await readSnapshot(pool, options.heartbeatTimeoutMs),
       options.maxJobsPerDevice,
     );

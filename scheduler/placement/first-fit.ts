@@ -23,6 +23,8 @@ export interface NodeSnapshot {
 export interface PlacementRequest {
   pool: string;
   devices: number;
+  /** The job spec's workflow mode; `spatial` with two or more devices splits generation from training. */
+  mode: 'auto' | 'temporal' | 'spatial' | 'hybrid';
 }
 
 export type PlacementResult = { ok: true; placement: Placement } | { ok: false; waitReason: 'capacity' };
@@ -52,7 +54,7 @@ export function firstFit(
     placement: {
       nodeId: best.node.id,
       devices,
-      mode: 'temporal',
+      mode: req.mode === 'spatial' && devices.length >= 2 ? 'spatial' : 'temporal',
       threadsPerDevice: Math.min(...best.chosen.map((d) => d.threads)),
       memoryBytes: Math.min(...best.chosen.map((d) => d.memoryBytes)),
     },
