@@ -8,6 +8,7 @@ import express from 'express';
 import { pinoHttp } from 'pino-http';
 import { authenticate } from './auth/middleware.js';
 import { errorHandler, notFoundRoute } from './http/errors.js';
+import { rateLimit } from './http/rate-limit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
 import { authRoutes } from './routes/auth.js';
 import { healthRoutes } from './routes/health.js';
@@ -43,6 +44,7 @@ export function createApp(deps: ApiDeps): express.Express {
   app.use(
     authenticate({ adminKey: deps.config.TIMESHARE_ADMIN_KEY, jwtSecret: deps.config.TIMESHARE_JWT_SECRET }),
   );
+  app.use(rateLimit(deps.config.TIMESHARE_RATE_LIMIT_PER_SECOND));
   app.use(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false }));
 
   const registry = createRegistry();

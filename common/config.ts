@@ -15,6 +15,8 @@ const schema = z.object({
   TIMESHARE_JWT_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
   TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
   TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
+  /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
+  TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
   TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
   TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -42,22 +42,38 @@ export class ControlPlaneClient {
     return `Bearer ${this.token}`;
   }
 
+  /**
+   * One request, retried with backoff while the control plane is unreachable or answers 5xx (an API
+   * restart must not drop a checkpoint record or a job's outcome); 4xx answers are final.
+   */
   private async send(
     method: string,
     path: string,
     body: unknown,
     auth: string | null,
   ): Promise<Record<string, unknown>> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!res.ok) {
-      const text = await res.text();
-      throw new Error(`${method} ${path} → ${res.status}: ${text}`);
+    const delays = [200, 500, 1000, 2000, 4000, 8000];
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.baseUrl}${path}`, {
+          method,
+          headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (err) {
+        if (attempt >= delays.length) throw err;
+        await new Promise((r) => setTimeout(r, delays[attempt]));
+        continue;
+      }
+      if (res.status >= 500 && attempt < delays.length) {
+        await res.body?.cancel();
+        await new Promise((r) => setTimeout(r, delays[attempt]));
+        continue;
+      }
+      if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${await res.text()}`);
+      return res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>);
     }
-    return res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>);
   }
 
   async register(req: {
