@@ -184,6 +184,8 @@ export class DeviceLockService {
 
   /** Extends the lease of every device of the grant; LockLostError if any was lapsed or revoked. */
   async renew(grant: Grant, leaseMs = grant.leaseMs): Promise<Grant> {
+    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0)
+      throw new TypeError('leaseMs must be a positive integer');
     const [code, payload] = await this.run('renew-4', [leaseMs, ...this.pairsOf(grant)]);
     if (code < 0) throw errorFromScript(code, payload, { ...grant, devices: grant.devices });
     return { ...grant, leaseMs, leaseUntil: Number(payload) };
@@ -231,6 +233,7 @@ export class DeviceLockService {
     return code === 1;
   }
 
+  /** A device's current hold (null when free) and the last fencing token issued for it. */
   inspect(device: string): Promise<DeviceState> {
     return inspectDevice(this.redis, this.keys, device);
   }

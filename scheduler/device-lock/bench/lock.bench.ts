@@ -5,12 +5,15 @@
 // - acquire→release: an uncontended grant and its release (two script round trips).
 // - handoff: from the holder calling release() to the queued waiter's acquire() resolving with
 //   the grant (release script + grant pass + BLPOP wake-up): the cost the lock adds to a switch.
+//   Once with both sides in this event loop, once with the waiter in a worker thread (its own
+//   event loop, as in production where holder and waiter are different processes).
 //
 // Each is measured twice: back to back ("busy") and after 1 ms idle ("idle", both processes
 // asleep in epoll first, as a waiter blocked during a whole stage is). Ratios compare like with
 // like: handoff busy / PING busy, handoff idle / PING idle.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 import { DeviceLockService } from '../device-lock-service.js';
 import type { Grant } from '../types.js';
@@ -105,6 +108,48 @@ async function handoffs(
   return out;
 }
 
+/** Holder here, waiter in a worker thread (own event loop, like another process). */
+async function threadHandoffs(a: DeviceLockService, r1: Redis, prefix: string, n: number, idle: boolean) {
+  const devices = ['bench/t0', 'bench/t1'];
+  // A worker does not inherit tsx's loader: register it, then load the TypeScript module.
+  const entry = new URL('./handoff-waiter.ts', import.meta.url).href;
+  const boot = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); });`;
+  const worker = new Worker(boot, { eval: true, workerData: { url, prefix, devices } });
+  const next = (type: string) =>
+    new Promise<{ type: string; at?: bigint }>((resolve) => {
+      const on = (m: { type: string; at?: bigint }) => {
+        if (m.type !== type) return;
+        worker.off('message', on);
+        resolve(m);
+      };
+      worker.on('message', on);
+    });
+  await next('ready');
+  const out: Samples = { op: [], ping: [] };
+  const req = { devices, job: 'bench', stage: 'switch', holder: 'main' };
+  for (let i = 0; i < WARMUP + n; i++) {
+    const ping = await timedPing(r1, idle);
+    const grant = await a.acquire(req);
+    const queued = next('queued');
+    worker.postMessage({ type: 'queue' });
+    await queued;
+    const got = next('got');
+    if (idle) await sleep(1);
+    const t0 = process.hrtime.bigint();
+    await a.release(grant);
+    const { at } = await got;
+    if (i >= WARMUP) {
+      out.op.push(Number((at ?? t0) - t0) / 1e6);
+      out.ping.push(ping);
+    }
+  }
+  const done = next('done');
+  worker.postMessage({ type: 'stop' });
+  await done;
+  await worker.terminate();
+  return out;
+}
+
 /** Checks, outside the timed loops, that a queued waiter really sits in BLPOP at release time. */
 async function blockedSample(a: DeviceLockService, b: DeviceLockService, admin: Redis, n: number) {
   const req = { devices: ['bench/s0'], job: 'bench', stage: 'check', holder: 'a' };
@@ -154,6 +199,7 @@ async function main(): Promise<void> {
           await timeLoop(n, idle, r1, async () => a.release(await a.acquire(req4))),
         );
       add(`handoff, 2-device group (${tag})`, await handoffs(a, b, conn, n, idle));
+      add(`handoff, waiter in a thread (${tag})`, await threadHandoffs(a, r1, prefix, n, idle));
     }
     const blocked = await blockedSample(a, b, r1, 50);
 

@@ -25,8 +25,8 @@ async function untilFree(locks: ReturnType<LockFixture['service']>, device: stri
 
 describe('device lock: leases and fencing', () => {
   it('revokes a lapsed lease and grants the next waiter a higher token', async () => {
-    // Short waiter ttl: the waiter's own heartbeats (every ttl/3) notice the lapse, no sweeper.
-    const locks = fx.service({ waiterTtlMs: 150 });
+    // No sweeper: the waiter's own heartbeats (every ttl/3 = 200 ms) notice the lapse.
+    const locks = fx.service({ waiterTtlMs: 600 });
     const stale = await locks.acquire({ ...req(['l0', 'l1'], 'stale'), leaseMs: 100 });
     const q = queued();
     const next = await locks.acquire({ ...req(['l1'], 'next'), onQueued: q.onQueued });

@@ -107,7 +107,7 @@ function checkDevice(device: string, intervals: TimelineInterval[], tally: Tally
 
 describe('device lock: concurrent stress', () => {
   it('never records two overlapping holds on one device', async (t) => {
-    const services = Array.from({ length: CLIENTS }, () => fx.service({ waiterTtlMs: 300 }));
+    const services = Array.from({ length: CLIENTS }, () => fx.service({ waiterTtlMs: 3000 }));
     const sweeper = services[0] as DeviceLockService;
     const stopSweeper = sweeper.startSweeper(20);
     const held = new Map<string, number>();

@@ -131,7 +131,7 @@ describe('device lock: waiters', () => {
   });
 
   it('a waiter whose process died is dropped and does not block others', async () => {
-    const live = fx.service({ waiterTtlMs: 150 });
+    const live = fx.service({ waiterTtlMs: 1500 });
     const dead = fx.service({ waiterTtlMs: 150 });
     const hold = await live.acquire(req(['d0'], 'holder'));
     const ghost = await enqueue(dead, req(['d0', 'd1'], 'ghost', { priority: 9 }));
