@@ -4,6 +4,10 @@
  */
 import { z } from 'zod';
 
+export const logLevelSchema = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info');
+
 const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -19,18 +23,23 @@ const schema = z.object({
   TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
   TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
   TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: logLevelSchema,
   /** Test-only fault injection, e.g. `crash_after_commit`. Never set in production. */
   TIMESHARE_FAULT: z.string().optional(),
 });
 
 export type Config = Readonly<z.output<typeof schema>>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+/** Validates a process's environment against its schema; every problem is named in one error. */
+export function parseConfig<S extends z.ZodType>(s: S, input: unknown): Readonly<z.output<S>> {
+  const parsed = s.safeParse(input);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
   return Object.freeze(parsed.data);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parseConfig(schema, env);
 }

@@ -13,6 +13,13 @@ export const modelPresets = ['micro', 'tiny', 'small'] as const;
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
+/** Pool names are shared by job specs and node registration. */
+export const poolNameSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and "-"');
+
 export const taskSpecSchema = z
   .strictObject({
     name: z.enum(taskNames).openapi({ description: 'Task with a verifiable reward' }),
@@ -98,12 +105,7 @@ export const jobSpecSchema = z
         /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
         'letters, digits, ".", "_" and "-", starting with a letter or digit',
       ),
-    pool: z
-      .string()
-      .min(1)
-      .max(64)
-      .regex(/^[a-z0-9][a-z0-9-]*$/)
-      .default('default'),
+    pool: poolNameSchema.default('default'),
     priority: z.enum(Object.keys(priorityLevels) as [keyof typeof priorityLevels]).default('normal'),
     maxAttempts: int(1, 20).default(3),
     resources: resourcesSpecSchema.default({ devices: 1 }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { logLevelSchema, parseConfig } from '../common/config.js';
 
 const schema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -7,17 +8,11 @@ const schema = z.object({
   TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce.number().int().min(1).max(64).default(2),
   TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
   TIMESHARE_PLACEMENT_RETRY_MS: z.coerce.number().int().min(50).default(1000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: logLevelSchema,
 });
 
 export type SchedulerConfig = Readonly<z.output<typeof schema>>;
 
 export function loadSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
-  const r = schema.safeParse(env);
-  if (!r.success) {
-    throw new Error(
-      `invalid configuration: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-  }
-  return Object.freeze(r.data);
+  return parseConfig(schema, env);
 }

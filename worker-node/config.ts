@@ -6,6 +6,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { logLevelSchema, parseConfig } from '../common/config.js';
 
 const envSchema = z.object({
   TIMESHARE_API_URL: z.url().default('http://127.0.0.1:8080'),
@@ -19,7 +20,7 @@ const envSchema = z.object({
   TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: logLevelSchema,
 });
 
 const flagsSchema = z.object({
@@ -47,16 +48,10 @@ export function loadWorkerConfig(
     },
     strict: true,
   });
-  const e = envSchema.safeParse(env);
-  const f = flagsSchema.safeParse({
+  return parseConfig(envSchema.extend(flagsSchema.shape), {
+    ...env,
     virtualDevices: values['virtual-devices'] ?? null,
     deviceMemory: values['device-memory'],
     threadsPerDevice: values['threads-per-device'],
   });
-  const issues = [...(e.error?.issues ?? []), ...(f.error?.issues ?? [])];
-  if (issues.length)
-    throw new Error(
-      `invalid configuration: ${issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-  return Object.freeze({ ...e.data!, ...f.data! });
 }

@@ -5,7 +5,7 @@
 import { z } from '../../common/zod.js';
 import { errorCatalogue } from '../../common/errors.js';
 import { jobStatuses, waitReasons } from '../../common/job-status.js';
-import { jobSpecSchema } from '../../common/job-spec.js';
+import { jobSpecSchema, poolNameSchema } from '../../common/job-spec.js';
 
 export const uuidParam = z.uuid();
 
@@ -204,12 +204,7 @@ export const nodeSchema = z
 export const registerNodeSchema = z
   .strictObject({
     name: z.string().min(1).max(128),
-    pool: z
-      .string()
-      .min(1)
-      .max(64)
-      .regex(/^[a-z0-9][a-z0-9-]*$/)
-      .default('default'),
+    pool: poolNameSchema.default('default'),
     deviceType: z.string().min(1).max(64).default('cpu-virtual'),
     labels: z.record(z.string(), z.string()).default({}),
     devices: z

@@ -61,17 +61,22 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
   const devices = req.spec.resources.devices;
   let rows: Record<string, unknown>[];
   try {
-    const r = await pool.query(ADMIT_SQL, [
-      req.tenantId,
-      req.spec.name,
-      priorityLevels[req.spec.priority],
-      req.spec.pool,
-      devices,
-      JSON.stringify(req.spec),
-      req.spec.maxAttempts,
-      req.idempotencyKey,
-      hash,
-    ]);
+    // Named: each pooled connection parses and plans this CTE once, not on every submission.
+    const r = await pool.query({
+      name: 'admit-job',
+      text: ADMIT_SQL,
+      values: [
+        req.tenantId,
+        req.spec.name,
+        priorityLevels[req.spec.priority],
+        req.spec.pool,
+        devices,
+        JSON.stringify(req.spec),
+        req.spec.maxAttempts,
+        req.idempotencyKey,
+        hash,
+      ],
+    });
     rows = r.rows;
   } catch (err) {
     // A concurrent request with the same idempotency key won the insert: answer as it did.
