@@ -3,9 +3,8 @@
  * caller, never rejects by itself), body parsing with a size limit, routes, JSON 404, the one error
  * handler.
  */
-import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { pinoHttp } from 'pino-http';
+import { requestLog } from './http/request-log.js';
 import { authenticate } from './auth/middleware.js';
 import { errorHandler, notFoundRoute } from './http/errors.js';
 import { rateLimit } from './http/rate-limit.js';
@@ -26,20 +25,7 @@ export function createApp(deps: ApiDeps): express.Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-    }),
-  );
+  app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);
   app.use(
     authenticate({ adminKey: deps.config.TIMESHARE_ADMIN_KEY, jwtSecret: deps.config.TIMESHARE_JWT_SECRET }),
@@ -49,10 +35,11 @@ export function createApp(deps: ApiDeps): express.Express {
 
   const registry = createRegistry();
   let document: unknown = null;
+  // Job routes first: they carry nearly all traffic, and Express tries routers in order.
+  app.use(jobRoutes(deps, registry));
   app.use(healthRoutes(deps, registry, () => (document ??= generateDocument(registry))));
   app.use(authRoutes(deps, registry));
   app.use(tenantRoutes(deps, registry));
-  app.use(jobRoutes(deps, registry));
   app.use(jobDataRoutes(deps, registry));
   app.use(usageRoutes(deps, registry));
   app.use(infraRoutes(deps, registry));

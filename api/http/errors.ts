@@ -34,7 +34,7 @@ function isUnavailable(err: unknown): boolean {
 
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
   const apiErr = toApiError(err);
-  if (apiErr.status >= 500) req.log?.error({ err }, 'request failed');
+  if (apiErr.status >= 500) req.log?.error({ err, reqId: req.id }, 'request failed');
   if (res.headersSent) {
     res.end();
     return;

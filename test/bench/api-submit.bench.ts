@@ -10,7 +10,50 @@ import { createTestDatabase } from '../helpers/database.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
 import { testEnv } from '../helpers/api-harness.js';
 import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { Redis } from 'ioredis';
 import { fmt, runConcurrent, type RunResult } from './stats.js';
+
+const TICK = 100; // clock ticks per second (Linux USER_HZ)
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Where the CPU goes, per submission, across every process on the path: the API, the PostgreSQL
+ * backends serving it, Redis, and this load generator. Unlike throughput, these figures barely
+ * move when other work shares the machine; 2 cores divided by their sum bounds submissions/s.
+ */
+async function cpuSnapshot(apiPid: number, dbName: string, redis: Redis) {
+  const c = new pg.Client({
+    connectionString: process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  });
+  await c.connect();
+  const pids = (await c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName])).rows.map(
+    (r) => r.pid as number,
+  );
+  await c.end();
+  const info = await redis.info('cpu');
+  const redisCpu = ['used_cpu_sys', 'used_cpu_user'].reduce(
+    (t, k) => t + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0),
+    0,
+  );
+  const self = process.cpuUsage();
+  return {
+    api: cpuOf(apiPid),
+    postgres: pids.reduce((t, p) => t + cpuOf(p), 0),
+    redis: redisCpu,
+    client: (self.user + self.system) / 1e6,
+  };
+}
 
 const TOTAL = Number(process.env.BENCH_TOTAL ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -107,9 +150,13 @@ async function main() {
       async (i) => (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201,
     );
 
+    const probe = new Redis(testRedisUrl());
+    const cpu0 = await cpuSnapshot(api.child.pid!, db.name, probe);
     const apiRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
       return (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201;
     });
+    const cpu1 = await cpuSnapshot(api.child.pid!, db.name, probe);
+    probe.disconnect();
     const bullRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
       await queue.add(
         'job',
@@ -123,6 +170,12 @@ async function main() {
     console.log(line('POST /v1/jobs (full path)', apiRun));
     console.log(line('baseline: BullMQ Queue.add', bullRun));
     console.log(`\nAPI throughput / raw BullMQ throughput: ${fmt(apiRun.perSecond / bullRun.perSecond, 2)}×`);
+    const per = (k: keyof typeof cpu0) => ((cpu1[k] - cpu0[k]) / TOTAL) * 1000;
+    const total = per('api') + per('postgres') + per('redis') + per('client');
+    console.log(
+      `CPU per submission: api ${fmt(per('api'), 3)} ms, postgres ${fmt(per('postgres'), 3)} ms, redis ${fmt(per('redis'), 3)} ms, ` +
+        `load generator ${fmt(per('client'), 3)} ms; total ${fmt(total, 3)} ms → at most ${fmt(2000 / total, 0)}/s on 2 idle cores`,
+    );
     console.log(
       `targets: ≥ 1500 submissions/s (${apiRun.perSecond >= 1500 ? 'met' : 'NOT met'}), p99 < 50 ms (${apiRun.p99 < 50 ? 'met' : 'NOT met'})`,
     );

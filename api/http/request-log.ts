@@ -1,0 +1,44 @@
+/**
+ * Request ids and one structured log line per request (pino). Lighter than pino-http, which builds
+ * a child logger and serialises the whole request on every call — a fifth of the CPU of a small
+ * request here. The id comes from `X-Request-Id` when the caller sends a sane one, and is echoed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../../common/logger.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+    log: Logger;
+  }
+}
+
+const quiet = new Set(['/healthz', '/readyz', '/metrics']);
+
+export function requestLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const given = req.headers['x-request-id'];
+    req.id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    req.log = logger;
+    if (quiet.has(req.path) || !logger.isLevelEnabled('warn')) return next();
+    const started = performance.now();
+    res.on('finish', () => {
+      const status = res.statusCode;
+      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          reqId: req.id,
+          method: req.method,
+          url: req.originalUrl,
+          status,
+          ms: +(performance.now() - started).toFixed(2),
+        },
+        'request completed',
+      );
+    });
+    next();
+  };
+}
