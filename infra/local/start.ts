@@ -30,7 +30,7 @@ function run(name: string, entry: string, env: NodeJS.ProcessEnv, args: string[]
       buf += d.toString();
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
-        process.stdout.write(prefix + buf.slice(0, i + 1));
+        process.stdout.write(prefix + readable(buf.slice(0, i)) + '\n');
         buf = buf.slice(i + 1);
       }
     });
@@ -43,6 +43,30 @@ function run(name: string, entry: string, env: NodeJS.ProcessEnv, args: string[]
   });
   children.push(child);
   return child;
+}
+
+const levels: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
+
+/** One pino JSON line as `12:00:01 INFO message key=value …`, for people watching npm start. */
+function readable(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const { level, time, msg, proc: _p, name: _n, pid: _pid, hostname: _h, ...rest } = JSON.parse(line);
+    const when = new Date(time).toISOString().slice(11, 19);
+    const extra = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    return `${when} ${levels[level] ?? level} ${msg ?? ''}${extra ? ` ${extra}` : ''}`;
+  } catch {
+    return line;
+  }
 }
 
 let stopping = false;
