@@ -60,3 +60,17 @@ export function tenantOf(req: Request): string {
   if (req.principal?.role !== 'tenant') throw new ApiError('forbidden', 'tenant credentials required');
   return req.principal.sub;
 }
+
+/**
+ * For node routes under `/v1/nodes/:id/…`: the node must be the one the calling node key registered
+ * last. Another node's id answers 404, as a node that does not exist would.
+ */
+export function requireOwnNode(isOwner: (nodeId: string, keyId: string) => Promise<boolean>) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const nodeId = req.params.id as string;
+    if (req.principal?.role !== 'node' || !(await isOwner(nodeId, req.principal.sub))) {
+      return next(new ApiError('not_found', 'node not found'));
+    }
+    next();
+  };
+}

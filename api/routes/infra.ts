@@ -8,7 +8,8 @@ import { z } from '../../common/zod.js';
 import { notFound } from '../../common/errors.js';
 import { notifyEvents } from '../../common/jobs/notify.js';
 import { jobsOnNode, requeueJob } from '../../common/jobs/transitions.js';
-import { requireRole } from '../auth/middleware.js';
+import { requireOwnNode, requireRole } from '../auth/middleware.js';
+import { nodeOwnedBy } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { heartbeatSchema, nodeSchema, poolSchema, registerNodeSchema, uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -142,8 +143,14 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       if (!pool) throw new Error('pool upsert returned nothing');
       const n = await tx.node.upsert({
         where: { name: body.name },
-        create: { name: body.name, poolId: pool.id, labels: body.labels },
-        update: { poolId: pool.id, labels: body.labels, status: 'ready', lastHeartbeatAt: new Date() },
+        create: { name: body.name, poolId: pool.id, labels: body.labels, keyId: req.principal!.sub },
+        update: {
+          poolId: pool.id,
+          labels: body.labels,
+          status: 'ready',
+          lastHeartbeatAt: new Date(),
+          keyId: req.principal!.sub,
+        },
       });
       await tx.device.deleteMany({
         where: { nodeId: n.id, index: { notIn: body.devices.map((d) => d.index) } },
@@ -186,23 +193,28 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     },
     responses: { 204: { description: 'Recorded' } },
   });
-  r.post('/v1/nodes/:id/heartbeat', requireRole('node'), async (req, res) => {
-    const id = req.params.id as string;
-    if (!uuidParam.safeParse(id).success) throw notFound('node');
-    const body = parseOrThrow(heartbeatSchema, req.body);
-    const updated = await prisma.node.updateMany({
-      where: { id },
-      data: { lastHeartbeatAt: new Date(), status: 'ready' },
-    });
-    if (updated.count === 0) throw notFound('node');
-    for (const d of body.devices) {
-      await prisma.device.updateMany({
-        where: { nodeId: id, index: d.index },
-        data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
+  r.post(
+    '/v1/nodes/:id/heartbeat',
+    requireRole('node'),
+    requireOwnNode(nodeOwnedBy(deps.db.pool)),
+    async (req, res) => {
+      const id = req.params.id as string;
+      if (!uuidParam.safeParse(id).success) throw notFound('node');
+      const body = parseOrThrow(heartbeatSchema, req.body);
+      const updated = await prisma.node.updateMany({
+        where: { id },
+        data: { lastHeartbeatAt: new Date(), status: 'ready' },
       });
-    }
-    res.status(204).end();
-  });
+      if (updated.count === 0) throw notFound('node');
+      for (const d of body.devices) {
+        await prisma.device.updateMany({
+          where: { nodeId: id, index: d.index },
+          data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
+        });
+      }
+      res.status(204).end();
+    },
+  );
 
   return r;
 }

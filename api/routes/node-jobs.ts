@@ -17,7 +17,7 @@ import {
   upsertMetrics,
 } from '../../common/jobs/reports.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
-import { requireRole } from '../auth/middleware.js';
+import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -81,10 +81,20 @@ const finishBody = z
 
 const applied = z.object({ applied: z.boolean() });
 
+/** Whether `keyId` is the node key that registered node `nodeId` (false for a malformed id). */
+export function nodeOwnedBy(pool: import('pg').Pool) {
+  return async (nodeId: string, keyId: string) => {
+    if (!uuidParam.safeParse(nodeId).success) return false;
+    const r = await pool.query('SELECT 1 FROM nodes WHERE id = $1 AND key_id = $2', [nodeId, keyId]);
+    return r.rows.length > 0;
+  };
+}
+
 export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
-  const nodeOnly = requireRole('node');
   const { pool } = deps.db;
+  const nodeRole = requireRole('node');
+  const ownNode = requireOwnNode(nodeOwnedBy(pool));
 
   const ids = (req: Request) => {
     const p = params.safeParse(req.params);
@@ -109,7 +119,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params: z.object({ id: z.uuid() }) },
     responses: { 200: json(z.object({ data: z.array(z.record(z.string(), z.unknown())) })) },
   });
-  r.get('/v1/nodes/:id/assignments', nodeOnly, async (req, res) => {
+  r.get('/v1/nodes/:id/assignments', nodeRole, ownNode, async (req, res) => {
     const nodeId = req.params.id as string;
     if (!uuidParam.safeParse(nodeId).success) throw notFound('node');
     const rows = await pool.query(
@@ -145,7 +155,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: startBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/start', nodeOnly, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/start', nodeRole, ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(startBody, req.body ?? {});
     res.json({ applied: await after(await startJob(pool, jobId, nodeId, body.resumedFromStep)) });
@@ -159,7 +169,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/report', nodeOnly, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/report', nodeRole, ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(reportBody, req.body);
     const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
@@ -176,7 +186,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
     responses: { 200: json(applied.extend({ checkpointId: z.uuid().nullable() })) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', nodeOnly, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', nodeRole, ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(checkpointBody, req.body);
     const rec = await recordCheckpoint(pool, jobId, nodeId, body);
@@ -195,7 +205,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/finish', nodeOnly, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/finish', nodeRole, ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const { outcome, error } = parseOrThrow(finishBody, req.body);
     const t =

@@ -148,6 +148,36 @@ describe('roles', () => {
     await acme.as(h.http.post('/v1/nodes/register')).send({}).expect(403);
   });
 
+  test('a node key cannot act for a node another key registered', async () => {
+    const mint = async (name: string) => {
+      const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
+      const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+      return (r: ReturnType<typeof h.http.get>) => r.set('Authorization', `Bearer ${tok.body.token}`);
+    };
+    const a = await mint('owner');
+    const b = await mint('intruder');
+    const device = { index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 };
+    const node = (
+      await a(h.http.post('/v1/nodes/register'))
+        .send({ name: 'owned-node', devices: [device] })
+        .expect(200)
+    ).body;
+    await a(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(200);
+    await b(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(404);
+    await b(h.http.post(`/v1/nodes/${node.id}/heartbeat`))
+      .send({ devices: [] })
+      .expect(404);
+    await b(h.http.post(`/v1/nodes/${node.id}/jobs/00000000-0000-4000-8000-000000000000/finish`))
+      .send({ outcome: 'succeeded' })
+      .expect(404);
+    // Re-registering under a new key moves the node to that key.
+    await b(h.http.post('/v1/nodes/register'))
+      .send({ name: 'owned-node', devices: [device] })
+      .expect(200);
+    await b(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(200);
+    await a(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(404);
+  });
+
   test('the admin key is not a tenant', async () => {
     await h.admin(h.http.get('/v1/jobs')).expect(403);
   });

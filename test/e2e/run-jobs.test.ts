@@ -107,3 +107,27 @@ test(
     assert.ok(usage.body.deviceSecondsUsed > 0);
   },
 );
+
+test(
+  'a job over the tenant’s concurrent-device quota waits with waitReason "quota", then runs',
+  { timeout: 300_000 },
+  async () => {
+    const t = await c.h.createTenant('e2e-quota', { maxConcurrentDevices: 1 });
+    const first = (
+      await t
+        .as(c.h.http.post('/v1/jobs'))
+        .send(smallJob('q1', { steps: 40 }))
+        .expect(201)
+    ).body.id as string;
+    const second = (await t.as(c.h.http.post('/v1/jobs')).send(smallJob('q2')).expect(201)).body.id as string;
+    const waiting = await waitFor('the second job to wait on quota', async () => {
+      const j = (await t.as(c.h.http.get(`/v1/jobs/${second}`)).expect(200)).body;
+      return j.status === 'queued' && j.waitReason === 'quota' ? j : null;
+    });
+    assert.equal(waiting.queuePosition, 1);
+    for (const id of [first, second]) {
+      const j = await finished(t, id);
+      assert.equal(j.status, 'succeeded', j.error);
+    }
+  },
+);

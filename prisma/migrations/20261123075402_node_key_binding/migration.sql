@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "nodes" ADD COLUMN     "key_id" UUID;
