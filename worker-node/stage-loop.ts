@@ -1,23 +1,25 @@
 /**
- * One job's run on this node, in temporal mode: every stage takes the job's devices through the
- * device lock — acquire → onload (with the fencing token) → run → offload → release — so jobs that
- * share a device take turns, and between turns a job's state lives in host memory.
+ * One job's run on this node. Every stage takes its devices through the device lock — acquire →
+ * onload (with the fencing token) → run → offload → release — so jobs that share a device take
+ * turns, and between turns a job's state lives in host memory.
  *
  *   [warm-up]  supervised steps until the probe accuracy target (fresh models only)
- *   step k     generate + train (one native call), evaluation every `evalEvery`, a checkpoint every
- *              `checkpointEvery` and at the end (written while the devices are held)
+ *   step k     temporal: generate + train in one native call on all the job's devices;
+ *              spatial: generation and training pipelined on disjoint halves (runSpatial);
+ *              evaluation every `evalEvery`, a checkpoint every `checkpointEvery` and at the end
+ *              (written while the learner's devices are held)
  *
  * Requests from the daemon are honoured at the next stage boundary (a stage is well under a second
  * for the model sizes here) or at once while waiting for the lock: cancel stops; preempt and drain
  * checkpoint the last completed step, release, and report.
  */
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
-
-type StepStats = Omit<TrainStats, 'profile'>;
 import type { DeviceLockService, Grant } from '../scheduler/device-lock/index.js';
 import { LeaseKeeper } from '../scheduler/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { Outcome, RunnerStart } from './messages.js';
+
+type StepStats = Omit<TrainStats, 'profile'>;
 
 export interface StageLoopDeps {
   /** The learner: trains, evaluates, checkpoints (and generates too, in temporal mode). */
@@ -144,7 +146,8 @@ export class StageLoop {
   /** Saves the last completed step if it is not saved yet (needs the devices: state is on them). */
   private async checkpointNow(step: number): Promise<void> {
     if (step <= this.lastSavedStep) return;
-    const saved = await this.withDevices('checkpoint', step, async () => ({
+    const learner = this.spatial ? this.halves.train : this.devices;
+    const saved = await this.hold(this.d.engine, learner, 'checkpoint', step, async () => ({
       value: await this.d.saveCheckpoint(step),
     }));
     if (saved) this.record(saved);

@@ -30,12 +30,11 @@ WITH q AS (
 ), e AS (
   INSERT INTO job_events (job_id, type, data)
   SELECT id, 'job.queued', jsonb_build_object('status', 'queued', 'attempt', 0) FROM j
-  RETURNING id
 ), k AS (
   INSERT INTO idempotency_keys (tenant_id, key, request_hash, job_id)
   SELECT tenant_id, $8, $9, id FROM j WHERE $8::text IS NOT NULL
 )
-SELECT j.*, (SELECT id FROM e) AS event_id FROM j`;
+SELECT j.* FROM j`;
 
 export interface AdmitRequest {
   tenantId: string;
@@ -45,7 +44,6 @@ export interface AdmitRequest {
 
 export interface Admitted {
   job: JobRecord;
-  eventId: string;
   /** false when an earlier request with the same idempotency key created the job. */
   created: boolean;
 }
@@ -88,7 +86,7 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
   }
   const row = rows[0];
   if (!row) throw await quotaError(pool, req.tenantId, devices);
-  return { job: jobFromRow(row), eventId: String(row.event_id), created: true };
+  return { job: jobFromRow(row), created: true };
 }
 
 async function findIdempotent(
@@ -111,7 +109,7 @@ async function findIdempotent(
       'Idempotency-Key',
     );
   }
-  return { job: jobFromRow(row), eventId: '0', created: false };
+  return { job: jobFromRow(row), created: false };
 }
 
 /** Explains a rejected admission: which quota, its limit, and what the tenant has now. */
