@@ -6,7 +6,7 @@ import type { RedisNames } from '../common/queues.js';
 import type { ApiMetrics } from './http/prom.js';
 import type { EventHub } from './jobs/event-hub.js';
 import type { JobQueue } from '../common/jobs/queue.js';
-import type { CheckpointStorage } from './storage/checkpoint-storage.js';
+import type { CheckpointStore } from '../common/storage/index.js';
 import type { DeviceLockService } from '../scheduler/device-lock/index.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */
@@ -17,7 +17,7 @@ export interface ApiDeps {
   names: RedisNames;
   queue: JobQueue;
   events: EventHub;
-  storage: CheckpointStorage;
+  storage: CheckpointStore;
   metrics: ApiMetrics;
   logger: Logger;
   /** Read side of the device locks: the grant/release timeline. */

@@ -14,7 +14,7 @@ import { createApiMetrics } from './http/prom.js';
 import { EventHub } from './jobs/event-hub.js';
 import { JobQueue } from '../common/jobs/queue.js';
 import { reconcileQueue } from '../common/jobs/reconcile.js';
-import { LocalCheckpointStorage } from './storage/checkpoint-storage.js';
+import { openCheckpointStore, storageConfigFromEnv } from '../common/storage/index.js';
 import type { ApiDeps } from './deps.js';
 import { DeviceLockService } from '../scheduler/device-lock/index.js';
 
@@ -45,7 +45,7 @@ export async function startApi(
     names,
     queue,
     events,
-    storage: new LocalCheckpointStorage(config.TIMESHARE_STORAGE_ROOT),
+    storage: openCheckpointStore(storageConfigFromEnv(config, config.TIMESHARE_STORAGE_ROOT)),
     metrics: createApiMetrics(),
     logger,
     locks: new DeviceLockService(redis, { prefix: names.lockPrefix }),

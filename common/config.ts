@@ -18,6 +18,12 @@ const schema = z.object({
   TIMESHARE_JWT_SECRET: z.string().min(32, 'TIMESHARE_JWT_SECRET must be at least 32 characters'),
   TIMESHARE_JWT_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
   TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
+  /** Set to keep checkpoints in an S3-compatible bucket instead of TIMESHARE_STORAGE_ROOT. */
+  TIMESHARE_S3_BUCKET: z.string().optional(),
+  TIMESHARE_S3_ENDPOINT: z.string().optional(),
+  TIMESHARE_S3_REGION: z.string().optional(),
+  TIMESHARE_S3_PREFIX: z.string().optional(),
+  TIMESHARE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).optional(),
   TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
   /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
   TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),

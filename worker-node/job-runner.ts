@@ -4,7 +4,11 @@
  * nothing else is affected. If the daemon dies, the IPC channel closes and this process exits at
  * once: a job never runs unsupervised.
  */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
+import { openCheckpointStore } from '../common/storage/index.js';
 import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
 import { DeviceLockService } from '../scheduler/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
@@ -61,9 +65,13 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const learnerDevice = spatial
     ? deviceShare(start.placement, start.placement.devices.length - half)
     : opts.device;
-  const engine = start.resume
-    ? await Engine.fromCheckpoint(start.resume.dir, learnerDevice)
+  const store = openCheckpointStore(start.storage);
+  const resumeScratch = start.resume ? await fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-resume-')) : null;
+  const resumeDir = start.resume ? await store.fetchDir(start.resume.dirKey, resumeScratch!) : null;
+  const engine = resumeDir
+    ? await Engine.fromCheckpoint(resumeDir, learnerDevice)
     : createEngine({ ...opts, device: learnerDevice });
+  if (resumeScratch) await fs.rm(resumeScratch, { recursive: true, force: true });
   const generator = spatial
     ? createEngine({ ...opts, device: deviceShare(start.placement, half), seed: (opts.seed ?? 1) + 1 })
     : undefined;
@@ -78,7 +86,7 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
     locks,
     start,
     saveCheckpoint: (step) =>
-      writeCheckpoint(engine, start.storageRoot, start.jobId, step, {
+      writeCheckpoint(engine, store, start.jobId, step, {
         attempt: start.attempt,
         task: start.spec.workflow.task,
       }),

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../common/logger.js';
+import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment, ControlPlaneClient } from './control-plane-client.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 
@@ -25,7 +26,7 @@ interface Running {
 
 export interface SupervisorOptions {
   nodeId: string;
-  storageRoot: string;
+  storage: StorageConfig;
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
@@ -129,12 +130,12 @@ export class JobSupervisor {
       attempt: a.attempts + 1,
       resume: a.resumeFrom
         ? {
-            dir: path.dirname(path.join(this.opts.storageRoot, a.resumeFrom.storageKey)),
+            dirKey: path.posix.dirname(a.resumeFrom.storageKey),
             step: a.resumeFrom.step,
             fromOwnRun: a.resumeFrom.fromOwnRun,
           }
         : null,
-      storageRoot: this.opts.storageRoot,
+      storage: this.opts.storage,
       redisUrl: this.opts.redisUrl,
       lockPrefix: this.opts.lockPrefix,
       leaseMs: this.opts.leaseMs,

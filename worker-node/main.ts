@@ -15,6 +15,7 @@ import type { ControlMessage } from '../common/jobs/notify.js';
 import { loadWorkerConfig } from './config.js';
 import { ControlPlaneClient, type DeviceReport } from './control-plane-client.js';
 import { JobSupervisor } from './job-supervisor.js';
+import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
 
 const config = loadWorkerConfig();
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervisor = new JobSupervisor(client, logger, {
     nodeId,
-    storageRoot: path.resolve(config.TIMESHARE_STORAGE_ROOT),
+    storage: storageConfigFromEnv(process.env, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,

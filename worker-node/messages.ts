@@ -6,6 +6,7 @@
 import type { MetricPoint, StageProfileReport, CheckpointReport } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
 import type { Placement } from '../common/jobs/transitions.js';
+import type { StorageConfig } from '../common/storage/index.js';
 
 export interface RunnerStart {
   t: 'start';
@@ -15,9 +16,9 @@ export interface RunnerStart {
   placement: Placement;
   priority: number;
   attempt: number;
-  /** Absolute directory of the checkpoint to resume from, and the step it holds. */
-  resume: { dir: string; step: number; fromOwnRun: boolean } | null;
-  storageRoot: string;
+  /** Storage directory key of the checkpoint to resume from, and the step it holds. */
+  resume: { dirKey: string; step: number; fromOwnRun: boolean } | null;
+  storage: StorageConfig;
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;

@@ -239,7 +239,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
         'Repr-Digest': `sha-256=:${Buffer.from(ck.sha256, 'hex').toString('base64')}:`,
       });
     }
-    const stream = deps.storage.read(ck.storageKey, range ?? undefined);
+    const stream = await deps.storage.read(ck.storageKey, range ?? undefined);
     stream.on('error', (err) => {
       req.log.error({ err }, 'checkpoint read failed');
       res.destroy(err);

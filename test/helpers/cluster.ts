@@ -20,9 +20,9 @@ export interface Cluster {
 }
 
 export async function startCluster(
-  opts: { nodeTimeoutMs?: number; maxJobsPerDevice?: number } = {},
+  opts: { nodeTimeoutMs?: number; maxJobsPerDevice?: number; env?: Record<string, string> } = {},
 ): Promise<Cluster> {
-  const h = await startHarness();
+  const h = await startHarness(opts.env ?? {});
   const env: Record<string, string> = {
     DATABASE_URL: h.config.DATABASE_URL,
     REDIS_URL: h.config.REDIS_URL,
@@ -36,6 +36,7 @@ export async function startCluster(
     TIMESHARE_ASSIGNMENT_POLL_MS: '500',
     TIMESHARE_LEASE_MS: '3000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    ...opts.env,
   };
   const scheduler = startProcess('scheduler/main.ts', env);
   const workers = new Map<string, Proc>();

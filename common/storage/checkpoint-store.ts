@@ -1,0 +1,31 @@
+/**
+ * Where checkpoint files live: a local directory by default, an S3-compatible bucket when
+ * configured. Workers put a whole checkpoint directory (model, optimizer, sidecar) and only then
+ * record it, so a record always names complete files; the API streams them back; a resuming job
+ * fetches the directory to local disk for the engine.
+ */
+import type { Readable } from 'node:stream';
+
+export interface CheckpointStore {
+  readonly kind: 'local' | 's3';
+  /** An empty local directory to save a checkpoint into before `putDir` (same filesystem for local). */
+  scratchDir(dirKey: string): Promise<string>;
+  /** Makes `localDir`'s files durable under `dirKey`, replacing what was there; consumes `localDir`. */
+  putDir(localDir: string, dirKey: string): Promise<void>;
+  /** A local directory holding the files under `dirKey` (downloaded into `scratch` if remote). */
+  fetchDir(dirKey: string, scratch: string): Promise<string>;
+  size(key: string): Promise<number | null>;
+  read(key: string, range?: { start: number; end: number }): Promise<Readable>;
+}
+
+export interface StorageConfig {
+  root: string;
+  s3?: { bucket: string; endpoint?: string; region: string; prefix: string; forcePathStyle: boolean };
+}
+
+/** Storage keys are relative, slash-separated, and never climb out of their root. */
+export function assertSafeKey(key: string): void {
+  if (!key || key.startsWith('/') || key.split('/').some((p) => p === '..' || p === '')) {
+    throw new Error(`unsafe storage key: ${key}`);
+  }
+}
