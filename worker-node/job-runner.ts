@@ -92,6 +92,10 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
       }),
     report: (r) => void pending.push(send({ t: 'report', ...r })),
     checkpointed: (c) => void pending.push(send({ t: 'checkpoint', ...c })),
+    occupancy: (devices, bytes) =>
+      void send({ t: 'occupancy', devices: devices.map((d) => Number(d.split('/').at(-1))), bytes }).catch(
+        () => undefined,
+      ),
   });
   loopRef.loop = loop;
   // Requests that arrived while the engine was being built.

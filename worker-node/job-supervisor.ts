@@ -34,6 +34,24 @@ export interface SupervisorOptions {
 
 export class JobSupervisor {
   private readonly jobs = new Map<string, Running>();
+  /** device index → job → bytes the job holds on it now. */
+  private readonly occupied = new Map<number, Map<string, number>>();
+
+  /** Bytes in use on a device by the jobs holding it now. */
+  usedBytes(index: number): number {
+    let sum = 0;
+    for (const b of this.occupied.get(index)?.values() ?? []) sum += b;
+    return sum;
+  }
+
+  private occupy(jobId: string, devices: number[], bytes: number): void {
+    for (const d of devices) {
+      const m = this.occupied.get(d) ?? new Map<string, number>();
+      if (bytes > 0) m.set(jobId, bytes);
+      else m.delete(jobId);
+      this.occupied.set(d, m);
+    }
+  }
 
   constructor(
     private readonly client: ControlPlaneClient,
@@ -101,6 +119,9 @@ export class JobSupervisor {
           relay(() => this.client.jobFinished(nodeId, a.jobId, m.outcome, m.error));
           this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
           break;
+        case 'occupancy':
+          this.occupy(a.jobId, m.devices, m.bytes);
+          break;
         case 'cancelled':
           r.ended = true;
           this.logger.info({ jobId: a.jobId }, 'job cancelled');
@@ -114,6 +135,7 @@ export class JobSupervisor {
           this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
           relay(() => this.client.jobFinished(nodeId, a.jobId, 'crashed', error.slice(0, 4000)));
         }
+        this.occupy(a.jobId, [...this.occupied.keys()], 0);
         void r.relay.then(() => {
           this.jobs.delete(a.jobId);
           resolve();

@@ -73,7 +73,10 @@ async function main(): Promise<void> {
     client
       .heartbeat(
         nodeId,
-        devices.map((d) => ({ index: d.index, freeMemoryBytes: d.freeMemoryBytes })),
+        devices.map((d) => ({
+          index: d.index,
+          freeMemoryBytes: Math.max(0, d.memoryBytes - supervisor.usedBytes(d.index)),
+        })),
       )
       .catch((err) => logger.warn({ err: String(err) }, 'heartbeat failed'));
   }, config.TIMESHARE_HEARTBEAT_MS);

@@ -33,4 +33,6 @@ export type RunnerToDaemon =
   | { t: 'report'; metrics: MetricPoint[]; profiles: StageProfileReport[]; deviceSeconds: number }
   | ({ t: 'checkpoint' } & CheckpointReport)
   | { t: 'finished'; outcome: Outcome; error: string | null }
-  | { t: 'cancelled' };
+  | { t: 'cancelled' }
+  /** Device indexes on this node and the bytes the job holds on each now. */
+  | { t: 'occupancy'; devices: number[]; bytes: number };

@@ -30,6 +30,8 @@ export interface StageLoopDeps {
   start: RunnerStart;
   saveCheckpoint(step: number): Promise<CheckpointReport>;
   report(r: { metrics: MetricPoint[]; profiles: StageProfileReport[]; deviceSeconds: number }): void;
+  /** Bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
+  occupancy(devices: string[], bytes: number): void;
   checkpointed(c: CheckpointReport): void;
 }
 
@@ -113,6 +115,7 @@ export class StageLoop {
       const token = Math.max(...Object.values(grant.tokens));
       await engine.onload(token);
       onloadSeconds = (performance.now() - t0) / 1000;
+      this.d.occupancy(devices, (await engine.info()).arenaBytes / devices.length);
       const out = await fn();
       if (this.lost) throw this.lost;
       const t1 = performance.now();
@@ -138,6 +141,7 @@ export class StageLoop {
       });
       return out.value;
     } finally {
+      this.d.occupancy(devices, 0);
       keeper.stop();
       await this.d.locks.release(keeper.grant);
     }

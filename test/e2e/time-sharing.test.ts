@@ -43,6 +43,13 @@ test(
       (await t.as(c.h.http.post('/v1/jobs')).send(job('share-1', 1)).expect(201)).body.id as string,
       (await t.as(c.h.http.post('/v1/jobs')).send(job('share-2', 2)).expect(201)).body.id as string,
     ];
+    // Heartbeats report what the job holding the device has on it.
+    const busy = await waitFor('a heartbeat while a job holds the device', async () => {
+      const nodes = (await c.h.admin(c.h.http.get('/v1/nodes')).expect(200)).body.data;
+      const free = nodes[0].devices[0].freeMemoryBytes as number;
+      return free < DEVICE_MEMORY ? free : null;
+    });
+    assert.ok(busy > 0);
     for (const id of ids) {
       const j = await waitFor(`job ${id}`, async () => {
         const r = await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200);
