@@ -56,6 +56,18 @@ void pack_b_strip(const float* b, int ldb, bool tb, int p0, int kc, int j0, int 
     }
     return;
   }
+  if (tb) {
+    // B^T: column c of the strip is a contiguous row of b, so walk it along K.
+    for (int c = 0; c < kNR; ++c) {
+      if (c < cols) {
+        const float* src = b + static_cast<long>(j0 + c) * ldb + p0;
+        for (int p = 0; p < kc; ++p) out[p * kNR + c] = src[p];
+      } else {
+        for (int p = 0; p < kc; ++p) out[p * kNR + c] = 0.0f;
+      }
+    }
+    return;
+  }
   for (int p = 0; p < kc; ++p)
     for (int c = 0; c < kNR; ++c) out[p * kNR + c] = c < cols ? b_at(b, ldb, tb, p0 + p, j0 + c) : 0.0f;
 }
