@@ -13,10 +13,10 @@ const { values } = parseArgs({
   options: {
     task: { type: 'string', default: 'addition' },
     seed: { type: 'string', default: '1' },
-    budget: { type: 'string', default: '540' },
+    budget: { type: 'string', default: '560' },
     threads: { type: 'string', default: '2' },
     'eval-every': { type: 'string', default: '50' },
-    'max-steps': { type: 'string', default: '1500' },
+    'max-steps': { type: 'string', default: '2000' },
     lr: { type: 'string', default: '3e-4' },
     'warmup-target': { type: 'string' },
   },
