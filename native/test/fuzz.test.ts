@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -6,7 +7,7 @@ import path from 'node:path';
 
 import { ENGINE_ERROR_CODES, EngineError, type Engine } from '../index.js';
 import { nativeModule } from '../engine-native.js';
-import { microEngine } from './helpers.js';
+import { microEngine, tempDir } from './helpers.js';
 
 // Random strings are valid relative paths: checkpoints the fuzz saves land in a scratch directory.
 process.chdir(mkdtempSync(path.join(os.tmpdir(), 'engine-fuzz-')));
@@ -78,6 +79,7 @@ function settle(p: () => unknown): Promise<unknown> {
 
 test('facade fuzz: random and wrong arguments reject with EngineError codes and never crash', async () => {
   const e: Engine = microEngine();
+  const scratch = tempDir('fuzz');
   const rnd = lcg(12345);
   const calls: ((r: () => number) => unknown)[] = [
     (r) => e.generate(randomOptions(r, genKeys) as never),
@@ -89,7 +91,11 @@ test('facade fuzz: random and wrong arguments reject with EngineError codes and 
       } as never),
     (r) => e.evaluate(randomOptions(r, ['split', 'limit', 'samples']) as never),
     (r) => e.onload(randomValue(r) as never),
-    (r) => e.saveCheckpoint(randomValue(r) as never),
+    (r) => {
+      // Strings become paths under a temp dir: the fuzz must not write checkpoints into the repo.
+      const v = randomValue(r);
+      return e.saveCheckpoint((typeof v === 'string' ? path.join(scratch, v || 'empty') : v) as never);
+    },
     (r) => e.loadCheckpoint(randomValue(r) as never),
     (r) => e.attachWeights(randomValue(r) as never),
     (r) => e.publishWeights(typeof randomValue(r) === 'string' ? 'bad name' : undefined),
@@ -146,16 +152,8 @@ test('native surface fuzz: garbage straight into the addon throws errors with co
     task: { name: 'addition', digits: 2, minLength: 3, maxLength: 6, alphabet: 10 },
     seed: 1,
   });
-  const methods = [
-    'warmup',
-    'generate',
-    'train',
-    'rlStep',
-    'evaluate',
-    'onload',
-    'saveCheckpoint',
-    'loadCheckpoint',
-  ];
+  // saveCheckpoint is fuzzed through the facade, where string paths are redirected to a temp dir.
+  const methods = ['warmup', 'generate', 'train', 'rlStep', 'evaluate', 'onload', 'loadCheckpoint'];
   for (let i = 0; i < 200; i++) {
     const m = methods[Math.floor(rnd() * methods.length)]! as keyof typeof n;
     const args = [randomValue(rnd), randomValue(rnd)];

@@ -64,7 +64,7 @@ test('GRPO on fresh samples is on-policy: recomputed log-probs equal the sampler
   await e.close();
 });
 
-test('warm-up then GRPO improves held-out accuracy on 1-digit addition', async () => {
+test('supervised warm-up improves held-out accuracy on 1-digit addition', async () => {
   const e = microEngine({ task: { name: 'addition', digits: 1 } });
   const before = await e.evaluate();
   await e.warmup({ targetAccuracy: 0.5, maxSteps: 400 });

@@ -1,6 +1,7 @@
 #include "gen/generator.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 
@@ -95,11 +96,36 @@ Rollouts generate(GenContext& ctx, const std::vector<Problem>& problems, int gro
   ChunkScratch scratch;
   alloc_chunk_scratch(dev, c, B, P, scratch);
   DeviceBuffer logits(&dev, static_cast<size_t>(B) * V);
-  std::vector<int32_t> chunk(static_cast<size_t>(B) * P);
-  for (int b = 0; b < B; ++b)
-    std::copy(r.tokens.begin() + static_cast<int64_t>(b) * T, r.tokens.begin() + static_cast<int64_t>(b) * T + P,
-              chunk.begin() + static_cast<int64_t>(b) * P);
-  forward_chunk(dev, *ctx.layout, ctx.params, chunk.data(), r.pad.data(), B, P, 0, kv, scratch, logits.data(), false);
+  // Members of a group share their prompt: prefill one row per group, then copy its KV cache and
+  // last-position logits to the other members. Rows of a gemm do not interact, so the copies are
+  // bit-identical to what a full prefill would have computed.
+  bool shared = group > 1 && B % group == 0;
+  for (int b = 0; shared && b < B; ++b) shared = problems[b].prompt == problems[b - b % group].prompt;
+  const int stride = shared ? group : 1;
+  const int U = B / stride;
+  std::vector<int32_t> chunk(static_cast<size_t>(U) * P), upad(U);
+  for (int u = 0; u < U; ++u) {
+    const int64_t b = static_cast<int64_t>(u) * stride;
+    upad[u] = r.pad[b];
+    std::copy(r.tokens.begin() + b * T, r.tokens.begin() + b * T + P, chunk.begin() + static_cast<int64_t>(u) * P);
+  }
+  forward_chunk(dev, *ctx.layout, ctx.params, chunk.data(), upad.data(), U, P, 0, kv, scratch, logits.data(), false);
+  if (stride > 1) {
+    const int64_t row = static_cast<int64_t>(T) * c.d_model;  // one sequence's cache in one layer
+    const int64_t layer = static_cast<int64_t>(B) * row;
+    // Descending, so that no unique row is overwritten before it has been spread.
+    for (int u = U - 1; u >= 0; --u) {
+      for (int g = stride - 1; g >= 0; --g) {
+        const int64_t b = static_cast<int64_t>(u) * stride + g;
+        if (b == u) continue;
+        for (int li = 0; li < c.layers; ++li) {
+          std::memcpy(kv.k.data() + li * layer + b * row, kv.k.data() + li * layer + u * row, sizeof(float) * P * c.d_model);
+          std::memcpy(kv.v.data() + li * layer + b * row, kv.v.data() + li * layer + u * row, sizeof(float) * P * c.d_model);
+        }
+        std::memcpy(logits.data() + b * V, logits.data() + static_cast<int64_t>(u) * V, sizeof(float) * V);
+      }
+    }
+  }
   std::vector<uint8_t> done(B, 0);
   for (int i = 0; i < max_new; ++i) {
     const int t = P + i;

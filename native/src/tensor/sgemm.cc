@@ -27,19 +27,24 @@ void pack_a_scaled(const float* a, int lda, bool ta, int i0, int mc, int p0, int
 void pack_a(const float* a, int lda, bool ta, int i0, int mc, int p0, int kc, float alpha, float* out) {
   if (alpha == 1.0f) {
     // Fast paths for full strips: plain copies the compiler can vectorise.
-    int is = 0;
+    const int full = mc / kMR * kMR;
+    if (ta && full > 0) {
+      // A^T: row p of the source holds all mc values contiguously; walk it once per p instead of
+      // revisiting each cache line once per 6-row strip.
+      for (int p = 0; p < kc; ++p) {
+        const float* src = a + static_cast<long>(p0 + p) * lda + i0;
+        for (int is = 0; is < full; is += kMR) {
+          float* dst = out + static_cast<long>(is) * kc + p * kMR;
+          for (int r = 0; r < kMR; ++r) dst[r] = src[is + r];
+        }
+      }
+    }
+    int is = ta ? full : 0;
     for (; is + kMR <= mc; is += kMR) {
       float* dst = out + static_cast<long>(is) * kc;
-      if (ta) {
-        for (int p = 0; p < kc; ++p) {
-          const float* src = a + static_cast<long>(p0 + p) * lda + i0 + is;
-          for (int r = 0; r < kMR; ++r) dst[p * kMR + r] = src[r];
-        }
-      } else {
-        for (int r = 0; r < kMR; ++r) {
-          const float* src = a + static_cast<long>(i0 + is + r) * lda + p0;
-          for (int p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
-        }
+      for (int r = 0; r < kMR; ++r) {
+        const float* src = a + static_cast<long>(i0 + is + r) * lda + p0;
+        for (int p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
       }
     }
     if (is < mc) pack_a_scaled(a, lda, ta, i0 + is, mc - is, p0, kc, 1.0f, out + static_cast<long>(is) * kc);
@@ -53,6 +58,18 @@ void pack_b_strip(const float* b, int ldb, bool tb, int p0, int kc, int j0, int 
     for (int p = 0; p < kc; ++p) {
       const float* src = b + static_cast<long>(p0 + p) * ldb + j0;
       std::copy(src, src + kNR, out + p * kNR);
+    }
+    return;
+  }
+  if (tb) {
+    // B^T: column c of the strip is a contiguous row of b, so walk it along K.
+    for (int c = 0; c < kNR; ++c) {
+      if (c < cols) {
+        const float* src = b + static_cast<long>(j0 + c) * ldb + p0;
+        for (int p = 0; p < kc; ++p) out[p * kNR + c] = src[p];
+      } else {
+        for (int p = 0; p < kc; ++p) out[p * kNR + c] = 0.0f;
+      }
     }
     return;
   }
