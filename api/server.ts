@@ -31,7 +31,7 @@ export async function startApi(
 ): Promise<RunningApi> {
   const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE);
   const redis = connectRedis(config.REDIS_URL);
-  const bullConnection = connectRedis(config.REDIS_URL, { blocking: true });
+  const bullConnection = connectRedis(config.REDIS_URL, { autoPipelining: true });
   const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
   const queue = new JobQueue(bullConnection, names);
   const events = await EventHub.start(
