@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
 import { ENGINE_ERROR_CODES, EngineError, type Engine } from '../index.js';
 import { nativeModule } from '../engine-native.js';
 import { microEngine, tempDir } from './helpers.js';
-
-// Random strings are valid relative paths: checkpoints the fuzz saves land in a scratch directory.
-process.chdir(mkdtempSync(path.join(os.tmpdir(), 'engine-fuzz-')));
 
 // A deterministic generator so a failure reproduces.
 function lcg(seed: number) {

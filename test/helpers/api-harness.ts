@@ -3,6 +3,7 @@
  * plus helpers that talk to it as an admin or a tenant would. `close()` stops it and deletes both.
  */
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../common/config.js';
 import { createLogger } from '../../common/logger.js';
@@ -86,6 +87,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
       await api.stop();
       await db.drop();
       await deleteKeys(prefix);
+      await rm(config.TIMESHARE_STORAGE_ROOT, { recursive: true, force: true });
     },
   };
 }
