@@ -213,7 +213,21 @@ export interface NativeModule {
 const require = createRequire(import.meta.url);
 let loaded: NativeModule | undefined;
 
+// Beside this file when run from source; from dist/native/, the addon stays in native/build.
+const addonPaths = [
+  './build/Release/timeshare_engine.node',
+  '../../native/build/Release/timeshare_engine.node',
+];
+
 export function nativeModule(): NativeModule {
-  loaded ??= require('./build/Release/timeshare_engine.node') as NativeModule;
-  return loaded;
+  if (loaded) return loaded;
+  for (const p of addonPaths) {
+    try {
+      loaded = require(p) as NativeModule;
+      return loaded;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND') throw err;
+    }
+  }
+  throw new Error('the native engine is not built: run `npm ci` (or `npm run build:native`)');
 }
