@@ -7,8 +7,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from '../common/logger.js';
 import type { JobQueue } from '../common/jobs/queue.js';
-import { notifyEvents } from '../common/jobs/notify.js';
-import { jobsOnNode, requeueJob } from '../common/jobs/transitions.js';
+import { requeueNodeJobs } from '../common/jobs/publish.js';
 import type { RedisNames } from '../common/queues.js';
 
 export async function sweepLostNodes(deps: {
@@ -29,15 +28,7 @@ export async function sweepLostNodes(deps: {
   let requeued = 0;
   for (const node of lost.rows) {
     logger.warn({ nodeId: node.id, name: node.name }, 'node lost: heartbeats stopped');
-    for (const jobId of await jobsOnNode(pool, node.id)) {
-      const t = await requeueJob(pool, jobId, null, 'node_lost', `node ${node.name} stopped heartbeating`);
-      if (!t) continue;
-      await notifyEvents(deps.redis, deps.names, jobId, t.eventIds);
-      if (t.job.status === 'queued') {
-        await deps.queue.enqueue({ jobId, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
-      }
-      requeued++;
-    }
+    requeued += await requeueNodeJobs(deps, node.id, 'node_lost', `node ${node.name} stopped heartbeating`);
   }
   return requeued;
 }

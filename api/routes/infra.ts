@@ -6,8 +6,7 @@ import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
 import { notFound } from '../../common/errors.js';
-import { notifyEvents } from '../../common/jobs/notify.js';
-import { jobsOnNode, requeueJob } from '../../common/jobs/transitions.js';
+import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { nodeOwnedBy } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
@@ -171,13 +170,12 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       return { id: n.id, name: n.name, pool: pool.name };
     });
     // A (re)registering daemon runs no job processes: whatever it held before goes back to the queue.
-    for (const jobId of await jobsOnNode(deps.db.pool, node.id)) {
-      const t = await requeueJob(deps.db.pool, jobId, node.id, 'node_lost', `node ${node.name} restarted`);
-      if (!t) continue;
-      await notifyEvents(deps.redis, deps.names, jobId, t.eventIds);
-      if (t.job.status === 'queued')
-        await deps.queue.enqueue({ jobId, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
-    }
+    await requeueNodeJobs(
+      { ...deps, pool: deps.db.pool },
+      node.id,
+      'node_lost',
+      `node ${node.name} restarted`,
+    );
     req.log.info({ node }, 'node registered');
     res.json(node);
   });

@@ -9,6 +9,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
 import { notFound } from '../../common/errors.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
+import { publishTransition } from '../../common/jobs/publish.js';
 import {
   insertProfiles,
   recordCheckpoint,
@@ -102,14 +103,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     return { nodeId: p.data.id, jobId: p.data.jobId };
   };
 
-  async function after(t: Transitioned | null): Promise<boolean> {
-    if (!t) return false;
-    await notifyEvents(deps.redis, deps.names, t.job.id, t.eventIds);
-    if (t.job.status === 'queued') {
-      await deps.queue.enqueue({ jobId: t.job.id, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
-    }
-    return true;
-  }
+  const after = (t: Transitioned | null) => publishTransition({ ...deps, pool }, t);
 
   registerRoute(registry, {
     method: 'get',

@@ -1,0 +1,41 @@
+/**
+ * What follows every committed transition, whoever made it (API, scheduler): its events are
+ * announced, and a job that went back to `queued` gets its fresh queue entry.
+ */
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { RedisNames } from '../queues.js';
+import { notifyEvents } from './notify.js';
+import type { JobQueue } from './queue.js';
+import { jobsOnNode, requeueJob, type RequeueReason, type Transitioned } from './transitions.js';
+
+export interface PublishContext {
+  pool: pg.Pool;
+  redis: Redis;
+  names: RedisNames;
+  queue: JobQueue;
+}
+
+/** Returns whether the transition happened (its guard held). */
+export async function publishTransition(ctx: PublishContext, t: Transitioned | null): Promise<boolean> {
+  if (!t) return false;
+  await notifyEvents(ctx.redis, ctx.names, t.job.id, t.eventIds);
+  if (t.job.status === 'queued') {
+    await ctx.queue.enqueue({ jobId: t.job.id, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
+  }
+  return true;
+}
+
+/** Every job a node holds goes back to the queue (the node was lost, or restarted). */
+export async function requeueNodeJobs(
+  ctx: PublishContext,
+  nodeId: string,
+  reason: RequeueReason,
+  error: string,
+): Promise<number> {
+  let requeued = 0;
+  for (const jobId of await jobsOnNode(ctx.pool, nodeId)) {
+    if (await publishTransition(ctx, await requeueJob(ctx.pool, jobId, nodeId, reason, error))) requeued++;
+  }
+  return requeued;
+}
