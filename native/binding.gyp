@@ -31,6 +31,7 @@
         "src/sync/weight-shm.cc",
         "src/engine/engine.cc",
         "src/engine/engine-train.cc",
+        "src/engine/engine-accumulate.cc",
         "src/engine/engine-state.cc",
         "src/binding/async-call.cc",
         "src/binding/engine-object.cc",

@@ -82,6 +82,8 @@ export interface NativeTrainStats {
   tokens: number;
   weightVersion: number;
   seconds: number;
+  /** accumulate: micro-batches pending after this one; applyGradients: how many the step combined; train: 1. */
+  microBatches: number;
 }
 
 export interface NativeWarmupOptions {
@@ -119,6 +121,7 @@ export interface NativeInfo {
   onloaded: boolean;
   weightVersion: number;
   optimizerStep: number;
+  pendingMicroBatches: number;
   lastFencingToken: bigint;
   publishedVersion: number;
   arenaBytes: number;
@@ -142,6 +145,12 @@ export interface NativeEngine {
   warmup(o: NativeWarmupOptions): Promise<NativeWarmupResult>;
   generate(o: NativeGenerateOptions): Promise<NativeGenerateResult>;
   train(r: NativeRollouts, o: NativeTrainOptions): Promise<NativeTrainStats & { profile: NativeProfile }>;
+  accumulate(
+    r: NativeRollouts,
+    o: NativeTrainOptions,
+  ): Promise<NativeTrainStats & { profile: NativeProfile }>;
+  applyGradients(): Promise<NativeTrainStats & { profile: NativeProfile }>;
+  discardGradients(): Promise<{ discarded: number }>;
   rlStep(
     g: NativeGenerateOptions,
     t: NativeTrainOptions,

@@ -140,11 +140,31 @@ export class Engine {
     return this.run(() => this.native.generate(o));
   }
 
-  /** One optimizer step (per epoch) on rollouts from generate(). */
-  train(options: TrainOptions & { rollouts: NativeRollouts }): Promise<TrainStats> {
+  /**
+   * One optimizer step (per epoch) on rollouts from generate(). With `accumulate: true` no step is
+   * taken: the micro-batch's gradient is added to those pending (same options, epochs 1) and the
+   * returned stats are the micro-batch's; applyGradients() then steps once over all of them.
+   */
+  train(options: TrainOptions & { rollouts: NativeRollouts; accumulate?: boolean }): Promise<TrainStats> {
     const r = checkRollouts(options?.rollouts);
+    const accumulate = options.accumulate ?? false;
+    if (typeof accumulate !== 'boolean') throw invalid('accumulate must be a boolean');
     const o = compileTrain(options);
-    return this.run(() => this.native.train(r, o));
+    return this.run(() => (accumulate ? this.native.accumulate(r, o) : this.native.train(r, o)));
+  }
+
+  /**
+   * One optimizer step over every micro-batch accumulated since the last step (weight version + 1);
+   * stats aggregate them all (token-weighted loss, KL, ...; rewards over all sequences).
+   * INVALID_ARGUMENT if nothing is pending.
+   */
+  applyGradients(): Promise<TrainStats> {
+    return this.run(() => this.native.applyGradients());
+  }
+
+  /** Drops pending accumulated gradients (a step abandoned at a stop request); returns how many. */
+  discardGradients(): Promise<{ discarded: number }> {
+    return this.run(() => this.native.discardGradients());
   }
 
   /** generate + train in one native call (no rollout round-trip through JS). */

@@ -107,6 +107,7 @@ Napi::Object stats_js(Napi::Env env, const TrainStats& s) {
   o.Set("tokens", static_cast<double>(s.tokens));
   o.Set("weightVersion", static_cast<double>(s.weight_version));
   o.Set("seconds", s.seconds);
+  o.Set("microBatches", s.micro_batches);
   return o;
 }
 
@@ -122,6 +123,9 @@ Napi::Function EngineObject::define(Napi::Env env) {
   return DefineClass(env, "NativeEngine",
                      {InstanceMethod("info", &EngineObject::info), InstanceMethod("warmup", &EngineObject::warmup),
                       InstanceMethod("generate", &EngineObject::generate), InstanceMethod("train", &EngineObject::train),
+                      InstanceMethod("accumulate", &EngineObject::accumulate),
+                      InstanceMethod("applyGradients", &EngineObject::apply_gradients),
+                      InstanceMethod("discardGradients", &EngineObject::discard_gradients),
                       InstanceMethod("rlStep", &EngineObject::rl_step),
                       InstanceMethod("evaluate", &EngineObject::evaluate),
                       InstanceMethod("resetOptimizer", &EngineObject::reset_optimizer),
@@ -193,6 +197,7 @@ Napi::Value EngineObject::info(const Napi::CallbackInfo& info) {
     o.Set("onloaded", e.onloaded());
     o.Set("weightVersion", static_cast<double>(e.weight_version()));
     o.Set("optimizerStep", static_cast<double>(e.optimizer_step()));
+    o.Set("pendingMicroBatches", e.pending_micro_batches());
     o.Set("lastFencingToken", Napi::BigInt::New(env, static_cast<uint64_t>(e.last_fencing_token())));
     o.Set("publishedVersion", static_cast<double>(e.published_version()));
     o.Set("arenaBytes", static_cast<double>(engine_->device().used_bytes()));
@@ -282,7 +287,11 @@ Napi::Value EngineObject::generate(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Value EngineObject::train(const Napi::CallbackInfo& info) {
+Napi::Value EngineObject::train(const Napi::CallbackInfo& info) { return train_call(info, false); }
+
+Napi::Value EngineObject::accumulate(const Napi::CallbackInfo& info) { return train_call(info, true); }
+
+Napi::Value EngineObject::train_call(const Napi::CallbackInfo& info, bool accumulate) {
   return guard(info.Env(), [&]() -> Napi::Value {
     Rollouts in = rollouts_from_js(as_object(info[0], "rollouts"));
     TrainOptions t = train_options(as_object(info[1], "options"));
@@ -292,10 +301,10 @@ Napi::Value EngineObject::train(const Napi::CallbackInfo& info) {
     auto prof = std::make_shared<Profile>();
     return AsyncCall::start(
         info.Env(),
-        [eng, t, r, st, prof] {
+        [eng, t, r, st, prof, accumulate] {
           eng->begin_call(*prof);
           const double t0 = now_seconds();
-          *st = eng->train(*r, t);
+          *st = accumulate ? eng->accumulate(*r, t) : eng->train(*r, t);
           prof->tokens = st->tokens;
           eng->end_call(*prof, t0);
           st->seconds = prof->seconds;
@@ -303,6 +312,44 @@ Napi::Value EngineObject::train(const Napi::CallbackInfo& info) {
         [st, prof](Napi::Env env) -> Napi::Value {
           Napi::Object o = stats_js(env, *st);
           o.Set("profile", profile_js(env, *prof));
+          return o;
+        },
+        release());
+  });
+}
+
+Napi::Value EngineObject::apply_gradients(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto eng = acquire();
+    auto st = std::make_shared<TrainStats>();
+    auto prof = std::make_shared<Profile>();
+    return AsyncCall::start(
+        info.Env(),
+        [eng, st, prof] {
+          eng->begin_call(*prof);
+          const double t0 = now_seconds();
+          *st = eng->apply_gradients();
+          eng->end_call(*prof, t0);
+          st->seconds = prof->seconds;
+        },
+        [st, prof](Napi::Env env) -> Napi::Value {
+          Napi::Object o = stats_js(env, *st);
+          o.Set("profile", profile_js(env, *prof));
+          return o;
+        },
+        release());
+  });
+}
+
+Napi::Value EngineObject::discard_gradients(const Napi::CallbackInfo& info) {
+  return guard(info.Env(), [&]() -> Napi::Value {
+    auto eng = acquire();
+    auto n = std::make_shared<int>(0);
+    return AsyncCall::start(
+        info.Env(), [eng, n] { *n = eng->discard_gradients(); },
+        [n](Napi::Env env) -> Napi::Value {
+          Napi::Object o = Napi::Object::New(env);
+          o.Set("discarded", *n);
           return o;
         },
         release());

@@ -20,6 +20,10 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
   Napi::Value warmup(const Napi::CallbackInfo& info);
   Napi::Value generate(const Napi::CallbackInfo& info);
   Napi::Value train(const Napi::CallbackInfo& info);
+  Napi::Value accumulate(const Napi::CallbackInfo& info);
+  Napi::Value train_call(const Napi::CallbackInfo& info, bool accumulate);
+  Napi::Value apply_gradients(const Napi::CallbackInfo& info);
+  Napi::Value discard_gradients(const Napi::CallbackInfo& info);
   Napi::Value rl_step(const Napi::CallbackInfo& info);
   Napi::Value evaluate(const Napi::CallbackInfo& info);
   Napi::Value reset_optimizer(const Napi::CallbackInfo& info);

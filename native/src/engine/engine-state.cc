@@ -22,6 +22,12 @@ void Engine::offload() {
     host_ref_ = HostBuffer(n);
     dev_->copy_to_host(host_ref_.data(), ref_.data(), n * 4);
   }
+  // Pending accumulated gradients survive offload: the spatial pipeline releases the learner's
+  // devices between micro-batches so other jobs may take turns within a step.
+  if (acc_.micro_batches > 0) {
+    host_grads_ = HostBuffer(n);
+    dev_->copy_to_host(host_grads_.data(), grads_.data(), n * 4);
+  }
   params_.reset(), grads_.reset(), m_.reset(), v_.reset(), ref_.reset();
   dev_->trim();
   onloaded_ = false;
@@ -41,7 +47,9 @@ void Engine::onload(uint64_t token) {
   dev_->copy_to_device(m_.data(), host_m_.data(), n * 4);
   dev_->copy_to_device(v_.data(), host_v_.data(), n * 4);
   if (has_ref_) dev_->copy_to_device(ref_.data(), host_ref_.data(), n * 4);
+  if (acc_.micro_batches > 0 && host_grads_.size() == n) dev_->copy_to_device(grads_.data(), host_grads_.data(), n * 4);
   host_params_ = HostBuffer(), host_m_ = HostBuffer(), host_v_ = HostBuffer(), host_ref_ = HostBuffer();
+  host_grads_ = HostBuffer();
   onloaded_ = true;
 }
 
@@ -51,6 +59,8 @@ const float* Engine::host_or_device(const DeviceBuffer& d, const HostBuffer& h) 
 }
 
 std::vector<std::string> Engine::save_checkpoint(const std::string& dir, bool with_optimizer) {
+  // Checkpoints are step boundaries: pending gradients are not state a checkpoint can carry.
+  require_no_pending("saveCheckpoint()");
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     fail("IO_ERROR", "cannot create checkpoint directory " + dir + ": " + std::strerror(errno));
   const float* p = host_or_device(params_, host_params_);
@@ -77,6 +87,7 @@ std::vector<std::string> Engine::save_checkpoint(const std::string& dir, bool wi
 void Engine::load_checkpoint(const std::string& dir, bool with_optimizer, int64_t weight_version,
                              int64_t optimizer_step, const std::array<uint64_t, 4>& rng_state) {
   if (!onloaded_) fail("NOT_ONLOADED", "engine state is offloaded; call onload(fencingToken) first");
+  require_no_pending("loadCheckpoint()");
   // Read and validate everything before overwriting anything, so a corrupt file leaves the engine
   // as it was.
   StFile w = read_safetensors(dir + "/model.safetensors");

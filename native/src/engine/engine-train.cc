@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "engine/engine.h"
+#include "engine/train-inputs.h"
 #include "model/transformer.h"
 
 namespace ts {
@@ -30,51 +31,78 @@ void validate_rollouts(const Rollouts& r, const ModelConfig& c, int pad_id) {
 
 }  // namespace
 
-TrainStats Engine::train(const Rollouts& r, const TrainOptions& o) {
-  if (!onloaded_) fail("NOT_ONLOADED", "engine state is offloaded; call onload(fencingToken) first");
-  validate_rollouts(r, layout_.config, task_->pad_id());
-  if (o.epochs < 1 || o.epochs > 16) fail("INVALID_ARGUMENT", "epochs must be in [1, 16]");
-  const ModelConfig& c = layout_.config;
-  LossConfig lc = o.loss;
-  lc.pad_id = task_->pad_id();
-  std::vector<float> adv = lc.objective == Objective::Ppo ? batch_advantages(r.rewards)
-                                                          : group_advantages(r.rewards, r.group);
-  TrainStats st;
-  {
-    double mean = 0, var = 0;
-    for (float x : r.rewards) mean += x;
-    mean /= r.B;
-    for (float x : r.rewards) var += (x - mean) * (x - mean);
-    st.reward_mean = mean;
-    st.reward_std = std::sqrt(var / r.B);
-  }
+std::vector<float> Engine::reference_logprobs(const Rollouts& r, const LossConfig& lc) {
   std::vector<float> ref_logp;
-  if (lc.kl_coef > 0) {
-    if (!has_ref_) {
-      // The frozen reference is the policy as it was at the first KL-penalised step.
-      ref_ = DeviceBuffer(dev_.get(), static_cast<size_t>(layout_.total));
-      dev_->copy_on_device(ref_.data(), params_.data(), layout_.total * 4);
-      has_ref_ = true;
-    }
-    KvCache kv;
-    alloc_kv(*dev_, c, r.B, r.T, kv);
-    ChunkScratch s;
-    alloc_chunk_scratch(*dev_, c, r.B, r.T, s);
-    DeviceBuffer logits(dev_.get(), static_cast<size_t>(r.B) * r.T * c.vocab);
-    forward_chunk(*dev_, layout_, ref_.data(), r.tokens.data(), r.pad.data(), r.B, r.T, 0, kv, s, logits.data(), true);
-    ref_logp.resize(static_cast<size_t>(r.B) * r.T);
-    token_logprobs(dev_->pool(), logits.data(), r.tokens.data(), r.B, r.T, c.vocab, lc.pad_id, lc.temperature,
-                   ref_logp.data());
+  if (lc.kl_coef <= 0) return ref_logp;
+  const ModelConfig& c = layout_.config;
+  if (!has_ref_) {
+    // The frozen reference is the policy as it was at the first KL-penalised step.
+    ref_ = DeviceBuffer(dev_.get(), static_cast<size_t>(layout_.total));
+    dev_->copy_on_device(ref_.data(), params_.data(), layout_.total * 4);
+    has_ref_ = true;
   }
+  KvCache kv;
+  alloc_kv(*dev_, c, r.B, r.T, kv);
+  ChunkScratch s;
+  alloc_chunk_scratch(*dev_, c, r.B, r.T, s);
+  DeviceBuffer logits(dev_.get(), static_cast<size_t>(r.B) * r.T * c.vocab);
+  forward_chunk(*dev_, layout_, ref_.data(), r.tokens.data(), r.pad.data(), r.B, r.T, 0, kv, s, logits.data(), true);
+  ref_logp.resize(static_cast<size_t>(r.B) * r.T);
+  token_logprobs(dev_->pool(), logits.data(), r.tokens.data(), r.B, r.T, c.vocab, lc.pad_id, lc.temperature,
+                 ref_logp.data());
+  return ref_logp;
+}
+
+// Adds this batch's gradient into grads_ (backward accumulates; callers zero or rescale first).
+LossStats Engine::gradient_pass(const Rollouts& r, const LossConfig& lc, const std::vector<float>& adv,
+                                const std::vector<float>& ref_logp) {
+  const ModelConfig& c = layout_.config;
   TrainActs acts;
   alloc_train_acts(*dev_, c, r.B, r.T, acts);
+  forward_train(*dev_, layout_, params_.data(), r.tokens.data(), r.pad.data(), acts);
+  LossStats ls = policy_loss(dev_->pool(), lc, acts.logits, r.tokens.data(), r.mask.data(), adv.data(),
+                             r.logprobs.data(), ref_logp.empty() ? nullptr : ref_logp.data(), r.B, r.T, c.vocab,
+                             acts.dlogits);
+  backward(*dev_, layout_, params_.data(), r.tokens.data(), r.pad.data(), acts, grads_.data());
+  return ls;
+}
+
+void validate_train(const Rollouts& r, const TrainOptions& o, const ModelConfig& c, int pad_id) {
+  validate_rollouts(r, c, pad_id);
+  if (o.epochs < 1 || o.epochs > 16) fail("INVALID_ARGUMENT", "epochs must be in [1, 16]");
+}
+
+LossConfig loss_config(const TrainOptions& o, int pad_id) {
+  LossConfig lc = o.loss;
+  lc.pad_id = pad_id;
+  return lc;
+}
+
+std::vector<float> advantages(const Rollouts& r, const LossConfig& lc) {
+  return lc.objective == Objective::Ppo ? batch_advantages(r.rewards) : group_advantages(r.rewards, r.group);
+}
+
+void reward_stats(const Rollouts& r, TrainStats& st) {
+  double mean = 0, var = 0;
+  for (float x : r.rewards) mean += x;
+  mean /= r.B;
+  for (float x : r.rewards) var += (x - mean) * (x - mean);
+  st.reward_mean = mean;
+  st.reward_std = std::sqrt(var / r.B);
+}
+
+TrainStats Engine::train(const Rollouts& r, const TrainOptions& o) {
+  if (!onloaded_) fail("NOT_ONLOADED", "engine state is offloaded; call onload(fencingToken) first");
+  require_no_pending("train()");
+  validate_train(r, o, layout_.config, task_->pad_id());
+  const LossConfig lc = loss_config(o, task_->pad_id());
+  const std::vector<float> adv = advantages(r, lc);
+  TrainStats st;
+  reward_stats(r, st);
+  const std::vector<float> ref_logp = reference_logprobs(r, lc);
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     std::memset(grads_.data(), 0, sizeof(float) * layout_.total);
-    forward_train(*dev_, layout_, params_.data(), r.tokens.data(), r.pad.data(), acts);
-    LossStats ls = policy_loss(dev_->pool(), lc, acts.logits, r.tokens.data(), r.mask.data(), adv.data(),
-                               r.logprobs.data(), ref_logp.empty() ? nullptr : ref_logp.data(), r.B, r.T, c.vocab,
-                               acts.dlogits);
-    backward(*dev_, layout_, params_.data(), r.tokens.data(), r.pad.data(), acts, grads_.data());
+    LossStats ls = gradient_pass(r, lc, adv, ref_logp);
     st.grad_norm = adamw_step(dev_->pool(), layout_, params_.data(), grads_.data(), m_.data(), v_.data(),
                               ++adam_step_, o.adam);
     ++weight_version_;
@@ -88,6 +116,7 @@ TrainStats Engine::train(const Rollouts& r, const TrainOptions& o) {
 
 WarmupResult Engine::warmup(const WarmupOptions& o) {
   if (!onloaded_) fail("NOT_ONLOADED", "engine state is offloaded; call onload(fencingToken) first");
+  require_no_pending("warmup()");
   if (o.max_steps < 0 || o.batch_size < 1 || o.batch_size > 65536 || o.probe_every < 1)
     fail("INVALID_ARGUMENT", "warmup: maxSteps >= 0, batchSize in [1, 65536], probeEvery >= 1");
   const ModelConfig& c = layout_.config;

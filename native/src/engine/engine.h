@@ -56,6 +56,7 @@ struct TrainStats {
   int64_t tokens = 0;
   int64_t weight_version = 0;
   double seconds = 0;
+  int micro_batches = 1;  // accumulate: pending after this one; apply: how many the step combined
 };
 
 struct WarmupOptions {
@@ -99,6 +100,13 @@ class Engine {
 
   Rollouts generate(const GenerateOptions& o);
   TrainStats train(const Rollouts& r, const TrainOptions& o);
+  // Gradient accumulation (engine-accumulate.cc): accumulate() adds one micro-batch's gradient,
+  // scaled so that the sum is the gradient of one train() on all micro-batches together;
+  // apply_gradients() takes one optimizer step over the sum; discard_gradients() drops it.
+  TrainStats accumulate(const Rollouts& r, const TrainOptions& o);
+  TrainStats apply_gradients();
+  int discard_gradients();
+  int pending_micro_batches() const { return acc_.micro_batches; }
   WarmupResult warmup(const WarmupOptions& o);
   EvalResult evaluate(const std::string& split, int limit, int samples);
   void reset_optimizer();
@@ -121,7 +129,21 @@ class Engine {
   int64_t published_version() const;
 
  private:
+  struct GradAccumulator {
+    int micro_batches = 0;
+    int64_t trained_tokens = 0;  // the loss denominator so far
+    int64_t tokens = 0;
+    int64_t rewards = 0;
+    double reward_sum = 0, reward_sq = 0;
+    double loss = 0, kl = 0, clip_fraction = 0, ratio_mean = 0, is_weight_mean = 0, entropy = 0;  // token-weighted
+    TrainOptions options;
+  };
+
   void alloc_state();
+  void require_no_pending(const char* what) const;
+  std::vector<float> reference_logprobs(const Rollouts& r, const LossConfig& lc);
+  LossStats gradient_pass(const Rollouts& r, const LossConfig& lc, const std::vector<float>& adv,
+                          const std::vector<float>& ref_logp);
   std::vector<Problem> pick_problems(const GenerateOptions& o);
   uint64_t layout_hash() const;
   const float* host_or_device(const DeviceBuffer& d, const HostBuffer& h) const;
@@ -130,7 +152,8 @@ class Engine {
   std::unique_ptr<Task> task_;
   ParamLayout layout_;
   DeviceBuffer params_, grads_, m_, v_, ref_;
-  HostBuffer host_params_, host_m_, host_v_, host_ref_;
+  HostBuffer host_params_, host_m_, host_v_, host_ref_, host_grads_;
+  GradAccumulator acc_;
   bool has_ref_ = false;
   bool onloaded_ = true;
   uint64_t last_token_ = 0;

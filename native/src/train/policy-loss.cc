@@ -49,12 +49,18 @@ void token_logprobs(ThreadPool& pool, const float* logits, const int32_t* tokens
   });
 }
 
+int64_t trained_tokens(const uint8_t* mask, int B, int T) {
+  const int64_t N = static_cast<int64_t>(B) * T;
+  int64_t n = 0;
+  for (int64_t i = 0; i < N; ++i) n += (i % T) != 0 && mask[i];
+  return n;
+}
+
 LossStats policy_loss(ThreadPool& pool, const LossConfig& c, const float* logits, const int32_t* tokens,
                       const uint8_t* mask, const float* advantage, const float* old_logp, const float* ref_logp,
                       int B, int T, int V, float* dlogits) {
   const int64_t N = static_cast<int64_t>(B) * T;
-  int64_t ntok = 0;
-  for (int64_t i = 0; i < N; ++i) ntok += (i % T) != 0 && mask[i];
+  const int64_t ntok = trained_tokens(mask, B, T);
   LossStats st;
   st.tokens = ntok;
   std::memset(dlogits, 0, sizeof(float) * N * V);
@@ -63,7 +69,7 @@ LossStats policy_loss(ThreadPool& pool, const LossConfig& c, const float* logits
     double loss = 0, kl = 0, clipped = 0, ratio = 0, isw = 0, ent = 0, correct = 0;
   };
   std::vector<Row> rows(N);
-  const float inv_n = 1.0f / static_cast<float>(ntok);
+  const float inv_n = 1.0f / static_cast<float>(c.norm_tokens > 0 ? c.norm_tokens : ntok);
   parallel_range(pool, N, 64, [&](int64_t r0, int64_t r1) {
     std::vector<float> p(V);
     for (int64_t i = r0; i < r1; ++i) {

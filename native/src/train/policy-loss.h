@@ -21,6 +21,10 @@ struct LossConfig {
   float is_truncation = 5.0f; // reinforce_is: importance weights truncated at c
   float temperature = 1.0f;
   int pad_id = -1;            // masked out of the output head
+  // Gradient denominator: 0 = this batch's trained tokens (a per-token mean). Gradient
+  // accumulation sets the running total over all micro-batches so far, which keeps the summed
+  // gradient a mean over the whole step's tokens.
+  int64_t norm_tokens = 0;
 };
 
 struct LossStats {
@@ -36,6 +40,9 @@ float softmax_row(const float* row, int V, int pad_id, float temperature, float*
 // log p(tokens[t]) under softmax(logits[t-1] / temperature) for every t >= 1 (0 where t == 0).
 void token_logprobs(ThreadPool& pool, const float* logits, const int32_t* tokens, int B, int T, int V, int pad_id,
                     float temperature, float* out);
+
+// Tokens an objective trains on: masked and not at position 0 (nothing predicts it).
+int64_t trained_tokens(const uint8_t* mask, int B, int T);
 
 // advantage: one value per sequence. old_logp: behaviour log-probs (rollout). ref_logp: may be null.
 LossStats policy_loss(ThreadPool& pool, const LossConfig& c, const float* logits, const int32_t* tokens,
