@@ -60,6 +60,13 @@ export const workflowSpecSchema = z
     learningRate: z.number().positive().max(1).default(3e-4),
     temperature: z.number().positive().max(10).default(1),
     maxWeightLag: int(0, 64).default(1),
+    microBatches: int(1, 4096)
+      .default(1)
+      .openapi({
+        description:
+          'spatial: each step is generated and trained in this many micro-batches (must divide promptsPerStep), ' +
+          'so that training micro-batch i overlaps generating micro-batch i + 1; 1 = whole steps',
+      }),
     checkpointEvery: int(1, 1_000_000).default(20),
     evalEvery: int(1, 1_000_000).default(10),
     warmup: z
@@ -118,6 +125,10 @@ export const jobSpecSchema = z
   .refine((j) => j.workflow.mode !== 'spatial' || j.resources.devices >= 2, {
     message: 'spatial mode needs at least 2 devices (generation and training on disjoint devices)',
     path: ['workflow', 'mode'],
+  })
+  .refine((j) => j.workflow.promptsPerStep % j.workflow.microBatches === 0, {
+    message: 'microBatches must divide promptsPerStep',
+    path: ['workflow', 'microBatches'],
   })
   .openapi('JobSpec', {
     example: { name: 'add-grpo', workflow: { task: { name: 'addition', digits: 2 } } },

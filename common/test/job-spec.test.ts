@@ -48,3 +48,23 @@ test('cross-field rules: heads divide dModel, minLength ≤ maxLength', () => {
   });
   assert.equal(len.success, false);
 });
+
+test('microBatches defaults to 1 and must divide promptsPerStep', () => {
+  const min = jobSpecSchema.parse({ name: 'x', workflow: { task: { name: 'addition' } } });
+  assert.equal(min.workflow.microBatches, 1);
+  const ok = jobSpecSchema.parse({
+    name: 'x',
+    workflow: { task: { name: 'addition' }, promptsPerStep: 32, microBatches: 4 },
+  });
+  assert.equal(ok.workflow.microBatches, 4);
+  const bad = jobSpecSchema.safeParse({
+    name: 'x',
+    workflow: { task: { name: 'addition' }, promptsPerStep: 32, microBatches: 3 },
+  });
+  assert.equal(bad.success, false);
+  assert.deepEqual(bad.error!.issues[0]!.path, ['workflow', 'microBatches']);
+  assert.equal(
+    jobSpecSchema.safeParse({ name: 'x', workflow: { task: { name: 'addition' }, microBatches: 0 } }).success,
+    false,
+  );
+});
