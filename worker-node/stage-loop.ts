@@ -5,11 +5,12 @@
  *
  *   [warm-up]  supervised steps until the probe accuracy target (fresh models only)
  *   step k     temporal: generate + train in one native call on all the job's devices;
- *              spatial: generation and training pipelined on disjoint halves (runSpatial);
+ *              spatial: generation and training pipelined on disjoint halves, in `microBatches`
+ *              micro-batches per step (runSpatial);
  *              evaluation every `evalEvery`, a checkpoint every `checkpointEvery` and at the end
  *              (written while the learner's devices are held)
  *
- * Requests from the daemon are honoured at the next stage boundary (a stage is well under a second
+ * Requests from the daemon are honoured at the next stage (or micro-batch) boundary (a stage is well under a second
  * for the model sizes here) or at once while waiting for the lock: cancel stops; preempt and drain
  * checkpoint the last completed step, release, and report.
  */
@@ -18,6 +19,8 @@ import type { DeviceLockService, Grant } from '../scheduler/device-lock/index.js
 import { LeaseKeeper } from '../scheduler/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { Outcome, RunnerStart } from './messages.js';
+import { MicroBatchPipe } from './micro-batch-pipe.js';
+import { WorkClock } from './work-clock.js';
 
 type StepStats = Omit<TrainStats, 'profile'>;
 
@@ -224,10 +227,13 @@ export class StageLoop {
 
   /**
    * Spatial (PipelineRL-style): a generator engine on the first half of the devices and the trainer
-   * on the second half run concurrently, each under its own device lock, joined by a bounded buffer
-   * of `max(1, maxWeightLag)` steps of rollouts. The trainer publishes weights through shared memory
-   * after every step; the generator applies them in flight, between decoding steps, so a rollout may
-   * mix weight versions (recorded per token; `reinforce_is` corrects for the lag).
+   * on the second half run concurrently, each under its own device lock, joined by a MicroBatchPipe.
+   * Each step is generated and trained in `microBatches` micro-batches: the learner accumulates the
+   * gradient of each as it arrives (holding its devices per micro-batch, so other jobs may take
+   * turns within a step) and, at the step's last one, takes the optimizer step and publishes the
+   * weights through shared memory; the generator applies them in flight, between decoding steps, so
+   * a rollout may mix weight versions (recorded per token; `reinforce_is` corrects for the lag).
+   * Generation for step n waits for the weights of step n - 1 - maxWeightLag.
    */
   private async runSpatial(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
     const w = this.d.start.spec.workflow;
@@ -245,59 +251,87 @@ export class StageLoop {
     });
     if (!attached) return this.stop();
 
-    const capacity = Math.max(1, w.maxWeightLag);
-    const buffer: { step: number; rollouts: Rollouts }[] = [];
-    let wake: () => void = () => {};
-    const changed = () => new Promise<void>((r) => (wake = r));
-    let producing = true;
-    let finished = false;
+    const microBatches = w.microBatches;
+    const prompts = w.promptsPerStep / microBatches;
+    const pipe = new MicroBatchPipe<Rollouts>({
+      microBatches,
+      maxWeightLag: w.maxWeightLag,
+      publishedStep: this.completedStep,
+    });
+    const generating = new WorkClock();
+    const closeOnStop = () => pipe.close();
+    const signal = this.abort.signal;
+    signal.addEventListener('abort', closeOnStop, { once: true });
 
     const producer = (async () => {
-      for (let step = this.completedStep + 1; step <= w.steps && !finished; step++) {
-        while (buffer.length >= capacity && !finished && !this.request) await changed();
-        if (finished || this.request) break;
-        const rollouts = await this.hold(gen, genDevices, 'generate', step, async () => {
-          const r = await gen.generate({
-            numPrompts: w.promptsPerStep,
-            groupSize: w.groupSize,
-            temperature: w.temperature,
-          });
-          return { value: r, profile: r.profile, tokens: r.newTokens, batch: w.promptsPerStep * w.groupSize };
-        });
-        if (!rollouts) break;
-        buffer.push({ step, rollouts });
-        wake();
+      try {
+        for (let step = this.completedStep + 1; step <= w.steps; step++)
+          for (let index = 0; index < microBatches; index++) {
+            if (!(await pipe.mayProduce(step)) || this.request) return;
+            const rollouts = await this.hold(gen, genDevices, 'generate', step, async () => {
+              // In-flight updates apply between decoding steps only; taking the newest weights first
+              // keeps a lag-0 step's first tokens on the weights the gate waited for.
+              await gen.pullWeights();
+              const r = await generating.time(() =>
+                gen.generate({ numPrompts: prompts, groupSize: w.groupSize, temperature: w.temperature }),
+              );
+              return { value: r, profile: r.profile, tokens: r.newTokens, batch: prompts * w.groupSize };
+            });
+            if (!rollouts) return;
+            pipe.push({ step, index, value: rollouts });
+          }
+      } finally {
+        pipe.endOfProduction();
       }
-      producing = false;
-      wake();
     })();
 
     try {
+      let stepStarted = performance.now();
       for (let step = this.completedStep + 1; step <= w.steps; step++) {
-        while (!buffer.length && producing && !this.request) await changed();
-        if (this.request || !buffer.length) return await this.stop();
-        const { rollouts } = buffer.shift()!;
-        wake();
-        const result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
-          const stats = await this.d.engine.train({ rollouts, algorithm: w.algorithm, lr: w.learningRate });
-          await this.d.engine.publishWeights(shm);
-          const seconds = rollouts.profile.seconds + stats.seconds;
-          const value = await this.afterTrain(step, stats, [
-            { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
-            { step, name: 'weight_version_lag', value: rollouts.versionLag },
-            { step, name: 'inflight_updates', value: rollouts.inflightUpdates },
-          ]);
-          return { value, profile: stats.profile, tokens: stats.tokens, batch: rollouts.batch };
-        });
-        if (result === null) return await this.stop();
+        const acc = { seconds: 0, lag: 0, inflight: 0, overlap: 0 };
+        let result: { checkpoint: CheckpointReport | null; done: boolean } | null = null;
+        for (let index = 0; index < microBatches; index++) {
+          const mb = await pipe.take();
+          if (this.request || !mb) return await this.stop();
+          const rollouts = mb.value;
+          const last = index === microBatches - 1;
+          acc.seconds += rollouts.profile.seconds;
+          acc.lag = Math.max(acc.lag, rollouts.versionLag);
+          acc.inflight += rollouts.inflightUpdates;
+          result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
+            const t0 = performance.now();
+            const train = { rollouts, algorithm: w.algorithm, lr: w.learningRate };
+            let stats: TrainStats = await this.d.engine.train({ ...train, accumulate: microBatches > 1 });
+            const micro = stats;
+            if (microBatches > 1 && last) stats = await this.d.engine.applyGradients();
+            acc.seconds += micro.seconds + (stats === micro ? 0 : stats.seconds);
+            acc.overlap += generating.overlap(t0, performance.now());
+            const measured = { profile: micro.profile, tokens: micro.tokens, batch: rollouts.batch };
+            if (!last) return { value: { checkpoint: null, done: false }, ...measured };
+            await this.d.engine.publishWeights(shm);
+            pipe.published(step);
+            const now = performance.now();
+            const value = await this.afterTrain(step, stats, [
+              { step, name: 'tokens_per_second', value: acc.seconds > 0 ? stats.tokens / acc.seconds : 0 },
+              { step, name: 'weight_version_lag', value: acc.lag },
+              { step, name: 'inflight_updates', value: acc.inflight },
+              { step, name: 'micro_batches', value: microBatches },
+              { step, name: 'pipeline_overlap_seconds', value: acc.overlap / 1000 },
+              { step, name: 'step_seconds', value: (now - stepStarted) / 1000 },
+            ]);
+            stepStarted = now;
+            return { value, ...measured };
+          });
+          if (result === null) return await this.stop();
+        }
         this.completedStep = step;
-        if (result.checkpoint) this.record(result.checkpoint);
-        if (result.done) return { outcome: 'succeeded', error: null };
+        if (result!.checkpoint) this.record(result!.checkpoint);
+        if (result!.done) return { outcome: 'succeeded', error: null };
       }
       return { outcome: 'succeeded', error: null };
     } finally {
-      finished = true;
-      wake();
+      signal.removeEventListener('abort', closeOnStop);
+      pipe.close();
       await producer.catch(() => undefined);
     }
   }
@@ -345,6 +379,9 @@ export class StageLoop {
 
   private async stop(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
     const outcome = this.stopOutcome()!;
+    // A step abandoned between micro-batches: its partial gradient goes; the checkpoint below is
+    // of the last completed step, whose weights accumulation never touched.
+    await this.d.engine.discardGradients();
     if (outcome === 'preempted' || outcome === 'drained')
       await this.checkpointNowUnabortable(this.completedStep);
     return { outcome, error: null };
