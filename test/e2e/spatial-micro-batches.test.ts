@@ -5,7 +5,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, waitForStatus, type Cluster } from '../helpers/cluster.js';
+import {
+  checkpointSteps,
+  eventsOf,
+  startCluster,
+  waitFor,
+  waitForStatus,
+  type Cluster,
+} from '../helpers/cluster.js';
 
 let c: Cluster;
 let nodeId: string;
@@ -19,29 +26,31 @@ after(() => c.close());
 const STEPS = 6;
 const MICRO = 4;
 
+const spatialJob = (name: string, steps: number) => ({
+  name,
+  resources: { devices: 2 },
+  workflow: {
+    mode: 'spatial',
+    algorithm: 'grpo',
+    maxWeightLag: 0,
+    microBatches: MICRO,
+    model: { preset: 'tiny' },
+    task: { name: 'addition', digits: 1 },
+    steps,
+    promptsPerStep: 32,
+    groupSize: 4,
+    checkpointEvery: 3,
+    evalEvery: 100,
+    warmup: { maxSteps: 0 },
+  },
+});
+
 test(
   'an on-policy spatial job overlaps generation and training within each step',
   { timeout: 180_000 },
   async () => {
     const t = await c.h.createTenant('micro-batcher');
-    const spec = {
-      name: 'micro-batched',
-      resources: { devices: 2 },
-      workflow: {
-        mode: 'spatial',
-        algorithm: 'grpo',
-        maxWeightLag: 0,
-        microBatches: MICRO,
-        model: { preset: 'tiny' },
-        task: { name: 'addition', digits: 1 },
-        steps: STEPS,
-        promptsPerStep: 32,
-        groupSize: 4,
-        checkpointEvery: 3,
-        evalEvery: 100,
-        warmup: { maxSteps: 0 },
-      },
-    };
+    const spec = spatialJob('micro-batched', STEPS);
     const id = (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');
@@ -83,5 +92,34 @@ test(
       overlap.filter((s) => s > 0).length >= STEPS / 2,
       `training overlapped generation within steps: ${overlap.map((s) => s.toFixed(3)).join(' ')}`,
     );
+  },
+);
+
+test(
+  'preempting between micro-batches checkpoints the last whole step; the job resumes to success',
+  {
+    timeout: 180_000,
+  },
+  async () => {
+    const t = await c.h.createTenant('micro-preempted');
+    const steps = 30;
+    const id = (await t.as(c.h.http.post('/v1/jobs')).send(spatialJob('micro-preempt', steps)).expect(201))
+      .body.id as string;
+    const rewards = async () =>
+      (await t.as(c.h.http.get(`/v1/jobs/${id}/metrics?name=reward_mean`)).expect(200)).body
+        .data as unknown[];
+    await waitFor('two trained steps', async () => ((await rewards()).length >= 2 ? true : null));
+    await c.h.admin(c.h.http.post(`/v1/jobs/${id}/preempt`)).expect(202);
+    await waitFor('job.preempted', async () =>
+      (await eventsOf(c, t, id)).some((e) => e.type === 'job.preempted') ? true : null,
+    );
+    const saved = Math.max(...(await checkpointSteps(c, t, id)));
+    assert.ok(saved >= 2, `checkpointed step ${saved}`);
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    const runs = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.running');
+    assert.equal(runs.length, 2);
+    assert.equal(runs[1]!.data.resumedFromStep, saved);
+    assert.equal((await rewards()).length, steps, 'every step trained exactly once');
   },
 );
