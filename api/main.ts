@@ -1,26 +1,36 @@
 /** Entry point of the API process: `node dist/api/main.js` (or `tsx api/main.ts`). */
+import cluster from 'node:cluster';
 import { loadConfig } from '../common/config.js';
 import { createLogger } from '../common/logger.js';
+import { runPrimary } from './cluster.js';
 import { startApi } from './server.js';
 
 const config = loadConfig();
 const logger = createLogger('api', config.LOG_LEVEL);
 
-startApi(config, logger).then(
-  (api) => {
-    logger.info({ url: api.url }, 'api listening');
-    const shutdown = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
-      api.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
-  },
-  (err) => {
-    logger.fatal({ err }, 'api failed to start');
-    process.exit(1);
-  },
-);
+if (config.TIMESHARE_API_WORKERS > 1 && cluster.isPrimary) {
+  runPrimary(config.TIMESHARE_API_WORKERS, logger);
+} else {
+  startWorker();
+}
+
+function startWorker(): void {
+  startApi(config, logger).then(
+    (api) => {
+      logger.info({ url: api.url }, 'api listening');
+      const shutdown = (signal: string) => {
+        logger.info({ signal }, 'shutting down');
+        api.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    },
+    (err) => {
+      logger.fatal({ err }, 'api failed to start');
+      process.exit(1);
+    },
+  );
+}

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
 import { createApp } from './app.js';
+import { workerIndex } from './cluster.js';
 import { createApiMetrics } from './http/prom.js';
 import { EventHub } from './jobs/event-hub.js';
 import { JobQueue } from '../common/jobs/queue.js';
@@ -52,10 +53,14 @@ export async function startApi(
   };
 
   // Jobs committed but never enqueued (a crash between the two, or Redis lost its data) go back in.
-  const requeued = await reconcileQueue(db.pool, queue);
-  logger.info({ requeued }, 'queue reconciled with PostgreSQL');
+  // In a cluster the first worker does it for all (it is idempotent, just not worth doing N times).
+  const reconciles = workerIndex() === 0;
+  if (reconciles) {
+    const requeued = await reconcileQueue(db.pool, queue);
+    logger.info({ requeued }, 'queue reconciled with PostgreSQL');
+  }
   const reconcileTimer =
-    config.TIMESHARE_RECONCILE_INTERVAL_MS > 0
+    reconciles && config.TIMESHARE_RECONCILE_INTERVAL_MS > 0
       ? setInterval(() => {
           reconcileQueue(db.pool, queue).catch((err) => logger.warn({ err }, 'reconciliation failed'));
         }, config.TIMESHARE_RECONCILE_INTERVAL_MS)

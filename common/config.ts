@@ -28,6 +28,8 @@ const schema = z.object({
   /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
   TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
   TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
+  /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
+  TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: logLevelSchema,
   /** Test-only fault injection, e.g. `crash_after_commit`. Never set in production. */

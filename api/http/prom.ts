@@ -1,6 +1,7 @@
 /** Prometheus metrics for one API instance (own registry, so tests can run several apps). */
 import client from 'prom-client';
 import type { NextFunction, Request, Response } from 'express';
+import { clusterMetrics } from '../cluster.js';
 
 export function createApiMetrics() {
   const registry = new client.Registry();
@@ -34,7 +35,10 @@ export function createApiMetrics() {
     next();
   }
 
-  return { registry, middleware, jobsSubmitted, quotaRejections };
+  /** The exposition text: this process's metrics, or every worker's summed when clustered. */
+  const collect = clusterMetrics(registry) ?? (() => registry.metrics());
+
+  return { registry, middleware, jobsSubmitted, quotaRejections, collect };
 }
 
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;

@@ -113,7 +113,7 @@ async function findIdempotent(
 }
 
 /** Explains a rejected admission: which quota, its limit, and what the tenant has now. */
-async function quotaError(pool: pg.Pool, tenantId: string, devices: number): Promise<ApiError> {
+export async function quotaError(pool: pg.Pool, tenantId: string, devices: number): Promise<ApiError> {
   const r = await pool.query(
     `SELECT max_active_jobs, max_devices_per_job, max_concurrent_devices, device_hours_per_month,
             active_jobs, ${PERIOD_USED} AS used FROM quotas WHERE tenant_id = $1`,

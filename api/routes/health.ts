@@ -68,7 +68,7 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
     },
   });
   r.get('/metrics', async (_req, res) => {
-    res.set('Content-Type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    res.set('Content-Type', deps.metrics.registry.contentType).send(await deps.metrics.collect());
   });
 
   registerRoute(registry, {

@@ -9,9 +9,10 @@ import { json, registerRoute } from '../http/openapi.js';
 import { jobListSchema, jobSchema, listJobsQuery, uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { admitJob } from '../jobs/admit.js';
+import { AdmissionBatcher } from '../jobs/admission-batcher.js';
 import { cancelJob } from '../jobs/cancel.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
-import { jobFromRow, serializeJob } from '../jobs/serialize.js';
+import { jobFromRow, serializeJob, type JobRecord } from '../jobs/serialize.js';
 import type { ApiDeps } from '../deps.js';
 
 const idempotencyKeySchema = z.string().min(1).max(255);
@@ -34,6 +35,22 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
   const tenantOnly = requireRole('tenant');
   const { pool } = deps.db;
+  /** What follows the commit of new jobs: count them and enqueue them (nothing here may throw). */
+  async function afterCommit(jobs: JobRecord[]): Promise<void> {
+    if (!jobs.length) return;
+    if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
+    deps.metrics.jobsSubmitted.inc(jobs.length);
+    // No event notification here: nobody can be watching a job whose id this response carries.
+    try {
+      await deps.queue.enqueueMany(
+        jobs.map((j) => ({ jobId: j.id, tenantId: j.tenantId, queueSeq: j.queueSeq })),
+      );
+    } catch (err) {
+      // Committed but not enqueued: the jobs are accepted; reconciliation enqueues them.
+      deps.logger.warn({ err, jobIds: jobs.map((j) => j.id) }, 'enqueue failed; left to reconciliation');
+    }
+  }
+  const batcher = new AdmissionBatcher(pool, { maxBatch: 64, maxInFlight: 2, afterCommit });
 
   /** A job of the calling tenant, or 404 (another tenant's job does not exist for this caller). */
   async function ownJob(req: Request) {
@@ -83,21 +100,16 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
         );
       }
     }
+    if (!idempotencyKey) {
+      // Enqueued by the batcher (afterCommit) before it answers.
+      const { job } = await batcher.admit(tenantId, spec);
+      res.status(201).json(serializeJob(job));
+      return;
+    }
     const admitted = await admitJob(pool, { tenantId, spec, idempotencyKey });
     const { job } = admitted;
-    if (admitted.created) {
-      if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
-      deps.metrics.jobsSubmitted.inc();
-      // No event notification here: nobody can be watching a job whose id this response carries.
-      try {
-        await deps.queue.enqueue({ jobId: job.id, tenantId, queueSeq: job.queueSeq });
-      } catch (err) {
-        // Committed but not enqueued: the job is accepted; reconciliation enqueues it.
-        req.log.warn({ err, jobId: job.id }, 'enqueue failed; left to reconciliation');
-      }
-    } else {
-      res.setHeader('Idempotent-Replayed', 'true');
-    }
+    if (admitted.created) await afterCommit([job]);
+    else res.setHeader('Idempotent-Replayed', 'true');
     res.status(201).json(serializeJob(job));
   });
 

@@ -30,3 +30,19 @@ test('issued tokens verify; tampered, foreign-role and alg-switched tokens do no
   });
   assert.equal(verifyToken(secret, hs512), null);
 });
+
+test('a verified token stays valid from the cache only until its exp, and only under its own secret', () => {
+  const { token, expiresAt } = issueToken(secret, 60, { role: 'tenant', sub: 't1', keyId: 'k1' });
+  assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' });
+  assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' }, 'cache hit');
+  assert.equal(verifyToken('y'.repeat(40), token), null, 'another secret does not share the cache');
+  const realNow = Date.now;
+  try {
+    Date.now = () => expiresAt.getTime();
+    assert.equal(verifyToken(secret, token), null, 'expired at exp, cached or not');
+    Date.now = realNow;
+    assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' }, 're-verified');
+  } finally {
+    Date.now = realNow;
+  }
+});

@@ -22,6 +22,18 @@ export class JobQueue {
     });
   }
 
+  /** Several entries in one round trip (a batch of admissions); same ids and options as enqueue. */
+  async enqueueMany(msgs: QueuedJobMessage[]): Promise<void> {
+    if (!msgs.length) return;
+    await this.queue.addBulk(
+      msgs.map((msg) => ({
+        name: 'job',
+        data: msg,
+        opts: { jobId: queueEntryId(msg.jobId, msg.queueSeq), removeOnComplete: true, removeOnFail: 1000 },
+      })),
+    );
+  }
+
   /** Removes a waiting entry; an entry a consumer already holds is left to it (it re-checks the row). */
   async remove(jobId: string, queueSeq: number): Promise<boolean> {
     const removed = await this.queue.remove(queueEntryId(jobId, queueSeq));

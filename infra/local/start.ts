@@ -4,6 +4,7 @@
  * Each process is a real child process with its own entry point, as in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { apiNodeFlags } from '../../api/node-flags.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,8 +18,14 @@ const log = (m: string) => console.log(`[start] ${m}`);
 const children: ChildProcess[] = [];
 const services: Service[] = [];
 
-function run(name: string, entry: string, env: NodeJS.ProcessEnv, args: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry), ...args], {
+function run(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  nodeFlags: string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, entry), ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
     TIMESHARE_STORAGE_ROOT: process.env.TIMESHARE_STORAGE_ROOT ?? path.join(dataDir, 'checkpoints'),
   };
 
-  run('api', 'api/main.ts', env);
+  run('api', 'api/main.ts', env, [], apiNodeFlags);
   await waitForApi(url);
   const nodeKey = await fetch(`${url}/v1/node-keys`, {
     method: 'POST',

@@ -4,13 +4,14 @@
  * the same number of raw BullMQ `Queue.add` calls measured in the same run as the baseline.
  * Target on 2 cores: ≥ 1,500 submissions/s and p99 < 50 ms.
  */
-import http from 'node:http';
 import { Queue } from 'bullmq';
+import { Pool } from 'undici';
+import { apiNodeFlags } from '../../api/node-flags.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
 import { testEnv } from '../helpers/api-harness.js';
 import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { fmt, runConcurrent, type RunResult } from './stats.js';
@@ -25,6 +26,21 @@ function cpuOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The process and its direct children (the API's cluster workers). */
+function withChildren(pid: number): number[] {
+  const kids = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [pid, ...kids];
 }
 
 /**
@@ -48,7 +64,7 @@ async function cpuSnapshot(apiPid: number, dbName: string, redis: Redis) {
   );
   const self = process.cpuUsage();
   return {
-    api: cpuOf(apiPid),
+    api: withChildren(apiPid).reduce((t, p) => t + cpuOf(p), 0),
     postgres: pids.reduce((t, p) => t + cpuOf(p), 0),
     redis: redisCpu,
     client: (self.user + self.system) / 1e6,
@@ -58,30 +74,22 @@ async function cpuSnapshot(apiPid: number, dbName: string, redis: Redis) {
 const TOTAL = Number(process.env.BENCH_TOTAL ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const TENANTS = 4;
+// The API as deployed on a 2-core machine: one worker process per core (TIMESHARE_API_WORKERS).
+const API_WORKERS = process.env.BENCH_API_WORKERS ?? '2';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+// undici: the lightest well-kept HTTP/1.1 client for Node. The load generator shares the 2 cores
+// with the system under test, so every microsecond it spends is taken from the API.
+let pool: Pool;
 
-function post(url: string, path: string, token: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${url}${path}`,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+async function post(path: string, token: string, body: string): Promise<number> {
+  const res = await pool.request({
+    method: 'POST',
+    path,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
   });
+  await res.body.dump();
+  return res.statusCode;
 }
 
 async function json(url: string, init: RequestInit) {
@@ -102,11 +110,16 @@ async function main() {
     PORT: String(port),
     LOG_LEVEL: 'warn',
     TIMESHARE_DB_POOL_SIZE: '16',
+    TIMESHARE_API_WORKERS: API_WORKERS,
   });
   const url = `http://127.0.0.1:${port}`;
+  pool = new Pool(url, { connections: CONCURRENCY });
   // BENCH_PROFILE_DIR=dir writes a V8 CPU profile of the API process there.
   const profile = process.env.BENCH_PROFILE_DIR;
-  const api = startProcess('api/main.ts', env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
+  const api = startProcess('api/main.ts', env, [
+    ...apiNodeFlags,
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+  ]);
   const queue = new Queue('baseline', { connection: { url: testRedisUrl() }, prefix: `${prefix}:baseline` });
   try {
     await waitForHttp(`${url}/readyz`, api);
@@ -147,13 +160,13 @@ async function main() {
     await runConcurrent(
       500,
       CONCURRENCY,
-      async (i) => (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201,
+      async (i) => (await post('/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201,
     );
 
     const probe = new Redis(testRedisUrl());
     const cpu0 = await cpuSnapshot(api.child.pid!, db.name, probe);
     const apiRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
-      return (await post(url, '/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201;
+      return (await post('/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201;
     });
     const cpu1 = await cpuSnapshot(api.child.pid!, db.name, probe);
     probe.disconnect();
@@ -166,7 +179,9 @@ async function main() {
       return true;
     });
 
-    console.log(`\nbench:api — ${TOTAL} submissions, concurrency ${CONCURRENCY}, ${TENANTS} tenants\n`);
+    console.log(
+      `\nbench:api — ${TOTAL} submissions, concurrency ${CONCURRENCY}, ${TENANTS} tenants, ${API_WORKERS} API worker process(es)\n`,
+    );
     console.log(line('POST /v1/jobs (full path)', apiRun));
     console.log(line('baseline: BullMQ Queue.add', bullRun));
     console.log(`\nAPI throughput / raw BullMQ throughput: ${fmt(apiRun.perSecond / bullRun.perSecond, 2)}×`);
@@ -185,7 +200,7 @@ async function main() {
     await queue.close();
     await db.drop();
     await deleteKeys(prefix);
-    agent.destroy();
+    await pool?.close();
   }
 }
 
