@@ -20,13 +20,13 @@ local now = nowMs()
 local id = ARGV[3]
 local w = cjson.decode(ARGV[4])
 w.id = id
-expireLeases(now)
+expireLeases()
 
 -- Fast path: nobody waits and every device is free, so the policy grants this request at once
 -- without queueing it.
 if redis.call('ZCARD', waitersKey) == 0 then
   local last = grantable(w, {})
-  if last then return finish(1, grantDevices(w, last, now)) end
+  if last then return finish(1, grantDevices(w, last)) end
   if ARGV[5] == 'try' then return finish(-2, '') end
 end
 
@@ -34,15 +34,15 @@ if redis.call('HEXISTS', waiterDataKey, id) == 1 then return finish(-1, '') end
 redis.call('DEL', wakeKey(id))
 local seq = redis.call('INCR', KEYS[5])
 redis.call('HSET', waiterDataKey, id,
-  string.sub(ARGV[4], 1, -2) .. ',"since":' .. now .. ',"seq":' .. seq .. '}')
-redis.call('ZADD', waitersKey, now + w.ttl, id)
+  string.sub(ARGV[4], 1, -2) .. ',"since":' .. nowS .. ',"seq":' .. seq .. '}')
+redis.call('ZADD', waitersKey, int(now + w.ttl), id)
 
-local g = grantPass(now, id, true)
+local g = grantPass(id, true)
 if g then return finish(1, g) end
 if ARGV[5] == 'try' then
   dropWaiter(id)
   -- This waiter reserved its devices during the pass; lower waiters may be grantable without it.
-  grantPass(now, nil, true)
+  grantPass(nil, true)
   return finish(-2, '')
 end
 return finish(0, '')

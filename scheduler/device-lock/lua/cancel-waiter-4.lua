@@ -11,12 +11,12 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
 if not rec then return finish(0, '') end
 dropWaiter(id)
 redis.call('LPUSH', wakeKey(id), 'c')
 redis.call('PEXPIRE', wakeKey(id), cjson.decode(rec).ttl)
-grantPass(now, nil)
+grantPass(nil)
 return finish(1, '')

@@ -9,7 +9,7 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 trimTimeline() -- periodic caller: keeps the timeline near its cap
-grantPass(now, nil)
-return finish(0, cjson.encode(stats))
+grantPass(nil)
+return finish(0, cjson.encode({ lapsed = lapsedN, dropped = droppedN, granted = grantedN }))

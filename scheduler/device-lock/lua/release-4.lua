@@ -14,10 +14,10 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local force = ARGV[4] == '1'
 -- A lease that lapsed before this call ends as "lapsed", not "released".
-expireLeases(now)
+expireLeases()
 local rows, lost = {}, {}
 for i = 5, #ARGV, 2 do
   local dev = ARGV[i]
@@ -28,7 +28,7 @@ for i = 5, #ARGV, 2 do
     lost[#lost + 1] = dev
   end
 end
-endHolds(rows, ARGV[3], now)
-grantPass(now, nil, true)
+endHolds(rows, ARGV[3])
+grantPass(nil, true)
 if #lost == 0 then return finish(0, '[]') end
 return finish(0, cjson.encode(lost))

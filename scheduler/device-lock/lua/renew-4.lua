@@ -22,7 +22,7 @@ for i = 4, #ARGV, 2 do
   tokens[#tokens + 1] = ARGV[i + 1]
 end
 -- Every script ends lapsed leases first: a lease that ran out is lost even if nobody wants it.
-local ended = expireLeases(now)
+local ended = expireLeases()
 local lost = {}
 for i, dev in ipairs(devs) do
   local cur = lockState(dev)
@@ -35,10 +35,10 @@ for i, dev in ipairs(devs) do
   end
 end
 if #lost > 0 then
-  if ended > 0 then grantPass(now, nil, true) end
+  if ended > 0 then grantPass(nil, true) end
   return finish(-3, cjson.encode(lost))
 end
-local leaseUntil = now + tonumber(ARGV[3])
+local leaseUntil = int(now + tonumber(ARGV[3]))
 local zargs = {}
 for _, dev in ipairs(devs) do
   redis.call('HSET', devKey(dev), 'leaseUntil', leaseUntil)
@@ -46,5 +46,5 @@ for _, dev in ipairs(devs) do
   zargs[#zargs + 1] = dev
 end
 redis.call('ZADD', leasesKey, unpack(zargs))
-if ended > 0 then grantPass(now, nil, true) end
+if ended > 0 then grantPass(nil, true) end
 return finish(0, leaseUntil)

@@ -11,7 +11,7 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
 if not rec then return finish(-4, '') end
@@ -19,5 +19,5 @@ local w = cjson.decode(rec)
 w.prio = tonumber(ARGV[4])
 w.ready = tonumber(ARGV[5])
 redis.call('HSET', waiterDataKey, id, cjson.encode(w))
-grantPass(now, nil)
+grantPass(nil)
 return finish(0, '')

@@ -19,8 +19,8 @@ local id = ARGV[3]
 local ttl = tonumber(ARGV[4])
 local exp = redis.call('ZSCORE', waitersKey, id)
 -- Refresh only a live entry: an expired one is gone even if no pass has dropped it yet.
-if exp and tonumber(exp) >= now then redis.call('ZADD', waitersKey, now + ttl, id) end
-grantPass(now, nil)
+if exp and tonumber(exp) >= now then redis.call('ZADD', waitersKey, int(now + ttl), id) end
+grantPass(nil)
 if redis.call('ZSCORE', waitersKey, id) then return finish(1, '') end
 if redis.call('LLEN', wakeKey(id)) > 0 then return finish(0, '') end
 redis.call('LPUSH', wakeKey(id), 'x')

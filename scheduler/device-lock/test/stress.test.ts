@@ -7,6 +7,7 @@ import type { DeviceLockService } from '../device-lock-service.js';
 import { lockKeys } from '../keys.js';
 import { AcquireTimeoutError, LockLostError } from '../errors.js';
 import { FencingGuard } from '../fencing-guard.js';
+import { recordsOf } from '../timeline.js';
 import type { Grant, TimelineInterval } from '../types.js';
 import { LockFixture, sleep } from './helpers.js';
 
@@ -138,8 +139,7 @@ describe('device lock: concurrent stress', () => {
     // Stream order is the order of ownership: per device, grant t / end t / grant t+1 / ...
     const raw = await fx.redis.xrange(lockKeys(fx.prefix).timeline, '-', '+');
     const last = new Map<string, { e: string; t: number }>();
-    for (const [, flat] of raw) {
-      const f = Object.fromEntries(flat.flatMap((v, i) => (i % 2 ? [] : [[v, flat[i + 1]]])));
+    for (const f of raw.flatMap(([, flat]) => recordsOf(flat).map((m) => Object.fromEntries(m)))) {
       const tokens = JSON.parse(f.t as string) as number[];
       (JSON.parse(f.d as string) as string[]).forEach((d, i) => {
         const prev = last.get(d);
