@@ -33,8 +33,11 @@ end
 if redis.call('HEXISTS', waiterDataKey, id) == 1 then return finish(-1, '') end
 redis.call('DEL', wakeKey(id))
 local seq = redis.call('INCR', KEYS[5])
-redis.call('HSET', waiterDataKey, id,
-  string.sub(ARGV[4], 1, -2) .. ',"since":' .. nowS .. ',"seq":' .. seq .. '}')
+local rec = string.sub(ARGV[4], 1, -2) .. ',"since":' .. nowS .. ',"seq":' .. seq .. '}'
+redis.call('HSET', waiterDataKey, id, rec)
+-- The record as the grant pass will read it: decoded here already.
+w.since, w.seq = now, seq
+cacheWaiter(id, rec, w)
 redis.call('ZADD', waitersKey, int(now + w.ttl), id)
 
 local g = grantPass(id, true)

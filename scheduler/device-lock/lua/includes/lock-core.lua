@@ -43,6 +43,14 @@ local pending, pendingOrder, pendingN = {}, {}, 0
 local logArgs, logN = {}, 2
 -- Redis server time of this call in ms, as a number and as the string Redis is given.
 local now, nowS
+-- Decoded waiter records by waiter id, each with the exact stored string it was decoded from
+-- (`raw`), so a grant pass decodes a record once in its life, not on every pass (cjson.decode
+-- is the dearest step of a handoff's Lua work). A hit needs raw == the string HMGET returned
+-- (interned strings: an O(1) compare), so a record rewritten by setPriority, re-queued under the
+-- same id or stored by another lock domain (the library serves every prefix) is decoded afresh;
+-- entries go with dropWaiter, and the cache is emptied when it outgrows any sane queue (waiters
+-- dropped while this library was not loaded).
+local waiterCache, waiterCacheN = {}, 0
 
 local function begin(keys, argv)
   waitersKey, leasesKey, timelineKey, waiterDataKey = keys[1], keys[2], keys[3], keys[4]
@@ -109,12 +117,25 @@ end
 -- per grant (devices of one grant end together); the device writes wait for finish().
 local function endHolds(rows, reason)
   if #rows == 0 then return end
-  local groups, order = {}, {}
+  local first = rows[1]
+  local oneGroup = true
   for _, r in ipairs(rows) do
     r.reason = reason
     pending[r.dev] = r
     pendingN = pendingN + 1
     pendingOrder[pendingN] = r.dev
+    if r.waiter ~= first.waiter then oneGroup = false end
+  end
+  if oneGroup and reason == 'released' then
+    -- A release: all rows are one grant's (the common case), no grouping tables needed.
+    local d, t = {}, {}
+    for i, r in ipairs(rows) do d[i], t[i] = r.dev, r.tokenS end
+    log('end', cjson.encode(d), '[' .. table.concat(t, ',') .. ']', first.holder, first.job,
+      first.stage, first.waiter, first.grantedAt, nowS, reason)
+    return
+  end
+  local groups, order = {}, {}
+  for _, r in ipairs(rows) do
     local g = groups[r.waiter]
     if not g then
       g = { r = r, d = {}, t = {} }
@@ -188,6 +209,24 @@ end
 local function dropWaiter(id)
   redis.call('HDEL', waiterDataKey, id)
   redis.call('ZREM', waitersKey, id)
+  waiterCache[id] = nil
+end
+
+-- Remembers w (waiter id's record, decoded from the stored string raw).
+local function cacheWaiter(id, raw, w)
+  w.id, w.raw = id, raw
+  if waiterCacheN >= 10000 then waiterCache, waiterCacheN = {}, 0 end
+  waiterCache[id] = w
+  waiterCacheN = waiterCacheN + 1
+  return w
+end
+
+-- The waiter record `raw` of waiter id, decoded (w.id set; devsJson/idJson filled by the grant).
+-- Callers must not change the returned table.
+local function waiterOf(id, raw)
+  local w = waiterCache[id]
+  if w and w.raw == raw then return w end
+  return cacheWaiter(id, raw, cjson.decode(raw))
 end
 
 -- Grants every device of waiter w at once (last[i] = freeToken(w.devs[i]), all free); returns
@@ -214,11 +253,12 @@ local function grantDevices(w, last)
     zargs[#zargs + 1] = dev
   end
   redis.call('ZADD', unpack(zargs))
-  local d, t = cjson.encode(w.devs), '[' .. table.concat(tokens, ',') .. ']'
+  if not w.devsJson then w.devsJson, w.idJson = cjson.encode(w.devs), cjson.encode(w.id) end
+  local d, t = w.devsJson, '[' .. table.concat(tokens, ',') .. ']'
   log('grant', d, t, w.holder, w.job, w.stage, w.id, nowS, '', '')
   grantedN = grantedN + 1
-  return '{"w":' .. cjson.encode(w.id) .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil ..
-    ',"a":' .. nowS .. '}'
+  return '{"w":' .. w.idJson .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil .. ',"a":' ..
+    nowS .. '}'
 end
 
 -- Tokens of w's devices if all are free and none is in `reserved`, else nil.
@@ -249,6 +289,7 @@ local function loadWaiters()
   if #stale > 0 then
     redis.call('HDEL', waiterDataKey, unpack(stale))
     redis.call('ZREM', waitersKey, unpack(stale))
+    for _, id in ipairs(stale) do waiterCache[id] = nil end
     droppedN = droppedN + #stale
   end
   local list = {}
@@ -256,9 +297,7 @@ local function loadWaiters()
   local recs = redis.call('HMGET', waiterDataKey, unpack(ids))
   for i, id in ipairs(ids) do
     if recs[i] then
-      local w = cjson.decode(recs[i])
-      w.id = id
-      list[#list + 1] = w
+      list[#list + 1] = waiterOf(id, recs[i])
     else
       redis.call('ZREM', waitersKey, id)
     end
