@@ -14,13 +14,13 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 
 export const scriptNames = [
-  'acquire-5',
-  'release-4',
-  'renew-4',
-  'cancel-waiter-4',
-  'touch-waiter-4',
-  'expire-lapsed-4',
-  'set-priority-4',
+  'acquire-4',
+  'release-3',
+  'renew-3',
+  'cancel-waiter-3',
+  'touch-waiter-3',
+  'expire-lapsed-3',
+  'set-priority-3',
 ] as const;
 export type ScriptName = (typeof scriptNames)[number];
 
@@ -32,7 +32,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // `tsc` does not copy .lua files: when running from dist/, read them from the source tree.
 function luaDir(): string {
   const candidates = [path.join(here, 'lua'), path.resolve(here, '../../../scheduler/device-lock/lua')];
-  const found = candidates.find((dir) => existsSync(path.join(dir, 'acquire-5.lua')));
+  const found = candidates.find((dir) => existsSync(path.join(dir, 'acquire-4.lua')));
   if (!found) throw new Error(`device-lock Lua scripts not found in ${candidates.join(' or ')}`);
   return found;
 }

@@ -17,9 +17,11 @@
     that is still blocked (it "reserves" its whole set). Lower-priority work may backfill devices
     no higher waiter wants, but never delays a higher waiter: wide groups cannot starve.
 
-  Expects KEYS[1] waiters zset (member waiter id, score its expiry ms), KEYS[2] leases zset
-  (member device, score leaseUntil ms), KEYS[3] timeline stream, KEYS[4] waiter records hash
-  (field waiter id, value JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq});
+  Expects KEYS[1] leases zset (member device, score leaseUntil ms), KEYS[2] timeline stream,
+  KEYS[3] waiter records hash (field waiter id, value JSON {devs, job, stage, holder, prio,
+  ready, lease, ttl, since, seq, exp}, exp = the waiter's expiry in ms, pushed forward by its
+  heartbeats; one hash for records and expiries: a grant pass reads every waiter with one
+  HGETALL and a grant removes one with one HDEL);
   ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim, applied by
   renew, touch-waiter and expire-lapsed).
 
@@ -29,7 +31,7 @@
   where Redis gives them to where Redis takes them, numbers are formatted once (int()), and the
   per-call scratch tables below live as long as the library and are emptied by begin().
 ]]
-local waitersKey, leasesKey, timelineKey, waiterDataKey, base, timelineMax
+local leasesKey, timelineKey, waiterDataKey, base, timelineMax
 -- Counts for expire-lapsed's reply.
 local lapsedN, droppedN, grantedN
 -- Ends are written lazily: endHolds logs the end at once but leaves the device hash and the
@@ -53,7 +55,7 @@ local now, nowS
 local waiterCache, waiterCacheN = {}, 0
 
 local function begin(keys, argv)
-  waitersKey, leasesKey, timelineKey, waiterDataKey = keys[1], keys[2], keys[3], keys[4]
+  leasesKey, timelineKey, waiterDataKey = keys[1], keys[2], keys[3]
   base, timelineMax = argv[1], argv[2]
   lapsedN, droppedN, grantedN = 0, 0, 0
   -- A call that raised an error never reached finish(): start from clean tables then.
@@ -208,8 +210,16 @@ end
 
 local function dropWaiter(id)
   redis.call('HDEL', waiterDataKey, id)
-  redis.call('ZREM', waitersKey, id)
   waiterCache[id] = nil
+end
+
+-- A waiter record as stored: JSON with its fields in a fixed order (the client's part first).
+local function encodeWaiter(w)
+  return '{"devs":' .. cjson.encode(w.devs) .. ',"job":' .. cjson.encode(w.job) .. ',"stage":' ..
+    cjson.encode(w.stage) .. ',"holder":' .. cjson.encode(w.holder) .. ',"prio":' ..
+    cjson.encode(w.prio) .. ',"ready":' .. cjson.encode(w.ready) .. ',"lease":' .. int(w.lease) ..
+    ',"ttl":' .. int(w.ttl) .. ',"since":' .. int(w.since) .. ',"seq":' .. int(w.seq) ..
+    ',"exp":' .. int(w.exp) .. '}'
 end
 
 -- Remembers w (waiter id's record, decoded from the stored string raw).
@@ -222,7 +232,7 @@ local function cacheWaiter(id, raw, w)
 end
 
 -- The waiter record `raw` of waiter id, decoded (w.id set; devsJson/idJson filled by the grant).
--- Callers must not change the returned table.
+-- Callers must not change the returned table, except to cache it again under its new string.
 local function waiterOf(id, raw)
   local w = waiterCache[id]
   if w and w.raw == raw then return w end
@@ -280,27 +290,22 @@ end
 
 -- Live waiters in grant order; first drops waiters whose expiry passed (their process is gone).
 local function loadWaiters()
-  local flat = redis.call('ZRANGE', waitersKey, 0, -1, 'WITHSCORES')
+  local flat = redis.call('HGETALL', waiterDataKey)
   if #flat == 0 then return flat end
-  local ids, stale = {}, {}
+  local list, stale = {}, nil
   for i = 1, #flat, 2 do
-    if tonumber(flat[i + 1]) < now then stale[#stale + 1] = flat[i] else ids[#ids + 1] = flat[i] end
+    local w = waiterOf(flat[i], flat[i + 1])
+    if w.exp < now then
+      stale = stale or {}
+      stale[#stale + 1] = flat[i]
+    else
+      list[#list + 1] = w
+    end
   end
-  if #stale > 0 then
+  if stale then
     redis.call('HDEL', waiterDataKey, unpack(stale))
-    redis.call('ZREM', waitersKey, unpack(stale))
     for _, id in ipairs(stale) do waiterCache[id] = nil end
     droppedN = droppedN + #stale
-  end
-  local list = {}
-  if #ids == 0 then return list end
-  local recs = redis.call('HMGET', waiterDataKey, unpack(ids))
-  for i, id in ipairs(ids) do
-    if recs[i] then
-      list[#list + 1] = waiterOf(id, recs[i])
-    else
-      redis.call('ZREM', waitersKey, id)
-    end
   end
   if #list > 1 then table.sort(list, grantOrder) end
   return list

@@ -2,7 +2,7 @@
   End the caller's hold on devices (release) or the current hold whatever its token (revoke),
   then hand the freed devices to waiters in the same step.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] reason recorded in the timeline: "released" or "revoked"
   ARGV[4] "1" = force (admin revoke: end the current holder, whoever it is)

@@ -2,7 +2,7 @@
   Remove a waiter that is still waiting (timeout, abort) and wake its BLPOP with a cancel marker.
   Its reservation disappears, so a grant pass runs for the waiters behind it.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] waiter id
 

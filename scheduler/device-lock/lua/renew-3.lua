@@ -2,7 +2,7 @@
   Extend the lease of a grant, all devices or none, only while the caller still holds every
   device with the grant's tokens.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] lease ms from now
   ARGV[4..] device, token, device, token, ...

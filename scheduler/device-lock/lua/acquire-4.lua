@@ -1,12 +1,11 @@
 --[[
   Enqueue a waiter for a group of devices and run a grant pass; all devices or none.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records,
-  KEYS[5] arrival counter
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records, KEYS[4] arrival counter
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] waiter id (unique among live waiters)
   ARGV[4] waiter record, JSON object {devs, job, stage, holder, prio, ready, lease, ttl} with
-          devs distinct and non-empty (checked by the caller); this script appends since, seq
+          devs distinct and non-empty (checked by the caller); this script appends since, seq, exp
   ARGV[5] mode: "wait" keeps the waiter queued, "try" removes it when not granted at once
 
   Returns {1, grantJson} granted now: {w, d: devices, t: tokens, u: leaseUntil, a: grantedAt}
@@ -24,7 +23,7 @@ expireLeases()
 
 -- Fast path: nobody waits and every device is free, so the policy grants this request at once
 -- without queueing it.
-if redis.call('ZCARD', waitersKey) == 0 then
+if redis.call('HLEN', waiterDataKey) == 0 then
   local last = grantable(w, {})
   if last then return finish(1, grantDevices(w, last)) end
   if ARGV[5] == 'try' then return finish(-2, '') end
@@ -32,13 +31,12 @@ end
 
 if redis.call('HEXISTS', waiterDataKey, id) == 1 then return finish(-1, '') end
 redis.call('DEL', wakeKey(id))
-local seq = redis.call('INCR', KEYS[5])
-local rec = string.sub(ARGV[4], 1, -2) .. ',"since":' .. nowS .. ',"seq":' .. seq .. '}'
+local seq = redis.call('INCR', KEYS[4])
+w.since, w.seq, w.exp = now, seq, now + w.ttl
+local rec = encodeWaiter(w)
 redis.call('HSET', waiterDataKey, id, rec)
 -- The record as the grant pass will read it: decoded here already.
-w.since, w.seq = now, seq
 cacheWaiter(id, rec, w)
-redis.call('ZADD', waitersKey, int(now + w.ttl), id)
 
 local g = grantPass(id, true)
 if g then return finish(1, g) end
