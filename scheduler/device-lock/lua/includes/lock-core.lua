@@ -6,7 +6,11 @@
   invariants below hold for every script:
 
   - A device is held iff its hash has a non-empty `holder`; `token` is never deleted and each
-    grant writes token+1, so the fencing token of a device only grows.
+    grant writes token+1, so the fencing token of a device only grows. A device without a
+    `token` (first grant, or Redis lost its data: it keeps nothing on disk) starts from
+    TIME in µs (< 2^53 until the year 2255), so a token issued after a wipe is greater than
+    any issued before it as long as a device saw fewer grants than µs passed since its
+    counter started (one grant per µs: far beyond what a script per grant allows).
   - Every grant and every end writes a timeline record (one per grant: all its devices, JSON
     arrays `d` and `t`) inside the same script, so the stream order is the serialisation order
     of lock ownership. The records of one script run go into one stream entry, in order.
@@ -43,8 +47,9 @@ local pending, pendingOrder, pendingN = {}, {}, 0
 -- Timeline records of this call: XADD arguments 3..logN, written as one entry by finish() (a
 -- release that hands over writes its end and the grant with one XADD).
 local logArgs, logN = {}, 2
--- Redis server time of this call in ms, as a number and as the string Redis is given.
-local now, nowS
+-- Redis server time of this call in ms, as a number and as the string Redis is given; TIME's
+-- reply for the token floor.
+local now, nowS, time
 -- Decoded waiter records by waiter id, each with the exact stored string it was decoded from
 -- (`raw`), so a grant pass decodes a record once in its life, not on every pass (cjson.decode
 -- is the dearest step of a handoff's Lua work). A hit needs raw == the string HMGET returned
@@ -72,6 +77,7 @@ local function int(n) return string.format('%d', n) end
 -- than formatted from the number.
 local function nowMs()
   local t = redis.call('TIME')
+  time = t
   nowS = t[1] .. string.sub('000000' .. t[2], -6, -4)
   now = tonumber(nowS)
   return now
@@ -106,13 +112,14 @@ local function readHold(dev)
 end
 
 -- Last token issued for dev if it is free, nil if held. The grant that follows writes token+1
--- in the same script, so reading it here saves an HINCRBY.
+-- in the same script, so reading it here saves an HINCRBY. No token yet: the time floor (see
+-- the invariants above).
 local function freeToken(dev)
   local e = pending[dev]
   if e then return e.token end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'token')
   if h[1] and h[1] ~= '' then return nil end
-  return tonumber(h[2]) or 0
+  return tonumber(h[2]) or tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
 -- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline record
