@@ -59,9 +59,9 @@ export class DeviceLockService {
   }
 
   private run(name: ScriptName, args: readonly (string | number)[]) {
-    const { waiters, leases, timeline, waiterData, seq } = this.keys;
-    const keys = [waiters, leases, timeline, waiterData];
-    if (name === 'acquire-5') keys.push(seq);
+    const { leases, timeline, waiterData, seq } = this.keys;
+    const keys = [leases, timeline, waiterData];
+    if (name === 'acquire-4') keys.push(seq);
     return runScript(this.redis, name, keys, [this.keys.base, this.options.timelineMaxLen, ...args]);
   }
 
@@ -93,7 +93,7 @@ export class DeviceLockService {
       lease: leaseMs,
       ttl: this.options.waiterTtlMs,
     };
-    const [code, payload] = await this.run('acquire-5', [waiterId, JSON.stringify(record), mode]);
+    const [code, payload] = await this.run('acquire-4', [waiterId, JSON.stringify(record), mode]);
     if (code < 0) throw errorFromScript(code, payload, { waiterId, devices });
     if (code === 1) return this.toGrant(payload, req, leaseMs);
     req.onQueued?.(waiterId);
@@ -124,7 +124,7 @@ export class DeviceLockService {
     // Heartbeats run on a client timer, not as BLPOP timeouts: Redis only checks blocking
     // timeouts when its event loop wakes (up to 1/hz = 100 ms late), too coarse for short ttls.
     const heartbeat = setInterval(
-      () => void this.run('touch-waiter-4', [waiterId, this.options.waiterTtlMs]).catch(() => {}),
+      () => void this.run('touch-waiter-3', [waiterId, this.options.waiterTtlMs]).catch(() => {}),
       Math.max(10, Math.floor(this.options.waiterTtlMs / 3)),
     );
     let healthy = true;
@@ -186,14 +186,14 @@ export class DeviceLockService {
   async renew(grant: Grant, leaseMs = grant.leaseMs): Promise<Grant> {
     if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0)
       throw new TypeError('leaseMs must be a positive integer');
-    const [code, payload] = await this.run('renew-4', [leaseMs, ...this.pairsOf(grant)]);
+    const [code, payload] = await this.run('renew-3', [leaseMs, ...this.pairsOf(grant)]);
     if (code < 0) throw errorFromScript(code, payload, { ...grant, devices: grant.devices });
     return { ...grant, leaseMs, leaseUntil: Number(payload) };
   }
 
   /** Releases the devices the grant still holds (idempotent) and hands them to waiters. */
   async release(grant: Grant): Promise<ReleaseResult> {
-    const [, payload] = await this.run('release-4', ['released', '0', ...this.pairsOf(grant)]);
+    const [, payload] = await this.run('release-3', ['released', '0', ...this.pairsOf(grant)]);
     const lost = parseList(payload);
     return { released: grant.devices.filter((d) => !lost.includes(d)), lost };
   }
@@ -201,14 +201,14 @@ export class DeviceLockService {
   /** Admin/preemption: ends the current hold on these devices whoever holds them ("revoked"). */
   async revoke(devices: readonly string[]): Promise<ReleaseResult> {
     checkDevices(devices);
-    const [, payload] = await this.run('release-4', ['revoked', '1', ...devices.flatMap((d) => [d, 0])]);
+    const [, payload] = await this.run('release-3', ['revoked', '1', ...devices.flatMap((d) => [d, 0])]);
     const notHeld = parseList(payload);
     return { released: devices.filter((d) => !notHeld.includes(d)), lost: notHeld };
   }
 
   /** Sweeper step: ends lapsed leases, drops expired waiters, grants what became grantable. */
   async expireLapsed(): Promise<SweepStats> {
-    const [, payload] = await this.run('expire-lapsed-4', []);
+    const [, payload] = await this.run('expire-lapsed-3', []);
     return JSON.parse(payload) as SweepStats;
   }
 
@@ -223,13 +223,13 @@ export class DeviceLockService {
   async setPriority(waiterId: string, priority: number, readiness = 0): Promise<void> {
     checkNumber('priority', priority);
     checkNumber('readiness', readiness);
-    const [code, payload] = await this.run('set-priority-4', [waiterId, priority, readiness]);
+    const [code, payload] = await this.run('set-priority-3', [waiterId, priority, readiness]);
     if (code < 0) throw errorFromScript(code, payload, { waiterId, devices: [] });
   }
 
   /** Removes a live waiter; its acquire rejects with AcquireAbortedError. False if not waiting. */
   async cancelWaiter(waiterId: string): Promise<boolean> {
-    const [code] = await this.run('cancel-waiter-4', [waiterId]);
+    const [code] = await this.run('cancel-waiter-3', [waiterId]);
     return code === 1;
   }
 

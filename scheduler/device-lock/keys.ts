@@ -8,9 +8,8 @@
 export interface LockKeys {
   /** Base passed to the scripts as ARGV[1]; device/waiter/wake keys are derived from it. */
   base: string;
-  /** ZSET waiter id → expiry (ms, server time); a waiter heartbeats to push it forward. */
-  waiters: string;
-  /** HASH waiter id → JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq}. */
+  /** HASH waiter id → JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq, exp};
+   *  exp = expiry (ms, server time), pushed forward by the waiter's heartbeats. */
   waiterData: string;
   /** ZSET device id → leaseUntil (ms, Redis server time): the sweeper's index of held devices. */
   leases: string;
@@ -24,7 +23,6 @@ export function lockKeys(prefix: string): LockKeys {
   const base = `${prefix}lock:`;
   return {
     base,
-    waiters: `${base}waiters`,
     waiterData: `${base}waiter-data`,
     leases: `${base}leases`,
     seq: `${base}seq`,

@@ -17,6 +17,7 @@ interface WaiterRecord {
   ttl: number;
   since: number;
   seq: number;
+  exp: number;
 }
 
 /** A device's current hold (null when free) and the last fencing token issued for it. */
@@ -38,16 +39,12 @@ export async function inspectDevice(redis: Redis, keys: LockKeys, device: string
 
 /** Live waiters in the order the grant pass considers them (expired ones may still show). */
 export async function listWaiters(redis: Redis, keys: LockKeys): Promise<WaiterInfo[]> {
-  const flat = await redis.zrange(keys.waiters, 0, -1, 'WITHSCORES');
-  if (flat.length === 0) return [];
-  const ids = flat.filter((_, i) => i % 2 === 0);
-  const recs = await redis.hmget(keys.waiterData, ...ids);
+  const recs = await redis.hgetall(keys.waiterData);
   const out: WaiterInfo[] = [];
-  recs.forEach((rec, i) => {
-    if (!rec) return;
+  Object.entries(recs).forEach(([waiterId, rec]) => {
     const w = JSON.parse(rec) as WaiterRecord;
     out.push({
-      waiterId: ids[i] as string,
+      waiterId,
       devices: w.devs,
       job: w.job,
       stage: w.stage,
@@ -56,7 +53,7 @@ export async function listWaiters(redis: Redis, keys: LockKeys): Promise<WaiterI
       readiness: w.ready,
       seq: w.seq,
       since: w.since,
-      expiresAt: Number(flat[2 * i + 1]),
+      expiresAt: w.exp,
     });
   });
   return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);

@@ -1,67 +1,92 @@
-// Loads the Lua scripts once per ioredis client with `defineCommand` (EVALSHA, falling back to
-// EVAL when the server's script cache is empty). A script's file name carries its key count.
+// Loads the Lua scripts as one Redis FUNCTION library (Redis >= 7) and calls them with FCALL.
+// A script's file name carries its key count; `lua/includes/lock-core.lua` is pasted once at
+// the library's top, so its helper closures are built once at load, not on every call as the
+// top of an EVAL script would (measured: ~5-9 µs of a ~90 µs release + grant on this VM).
+//
+// The library and function names carry a hash of the code, so processes running different
+// versions of the lock share one Redis without replacing each other's code. A Redis that lost
+// its functions (restart, FUNCTION FLUSH) answers "Function not found": the library is loaded
+// again and the call retried once.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 
 export const scriptNames = [
-  'acquire-5',
-  'release-4',
-  'renew-4',
-  'cancel-waiter-4',
-  'touch-waiter-4',
-  'expire-lapsed-4',
-  'set-priority-4',
+  'acquire-4',
+  'release-3',
+  'renew-3',
+  'cancel-waiter-3',
+  'touch-waiter-3',
+  'expire-lapsed-3',
+  'set-priority-3',
 ] as const;
 export type ScriptName = (typeof scriptNames)[number];
 
 /** Every script replies `[code, payload]`: code >= 0 is success, < 0 maps through errorFromScript. */
 export type ScriptReply = [number, string];
-type ScriptFn = (...keysThenArgs: (string | number)[]) => Promise<[number, string | number]>;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 // `tsc` does not copy .lua files: when running from dist/, read them from the source tree.
 function luaDir(): string {
   const candidates = [path.join(here, 'lua'), path.resolve(here, '../../../scheduler/device-lock/lua')];
-  const found = candidates.find((dir) => existsSync(path.join(dir, 'acquire-5.lua')));
+  const found = candidates.find((dir) => existsSync(path.join(dir, 'acquire-4.lua')));
   if (!found) throw new Error(`device-lock Lua scripts not found in ${candidates.join(' or ')}`);
   return found;
 }
 
-const includeLine = /^--- @include "([\w-]+)"$/m;
+const includeLine = /^--- @include "lock-core"$/m;
 
-function loadScript(dir: string, name: string): string {
-  let text = readFileSync(path.join(dir, `${name}.lua`), 'utf8');
-  for (let m = includeLine.exec(text); m; m = includeLine.exec(text)) {
-    const inc = readFileSync(path.join(dir, 'includes', `${m[1]}.lua`), 'utf8');
-    text = text.replace(m[0], () => inc);
-  }
-  return text;
+interface Library {
+  code: string;
+  functionOf: Map<ScriptName, string>;
 }
 
-let cache: Map<ScriptName, string> | undefined;
+let cache: Library | undefined;
 
-function sources(): Map<ScriptName, string> {
-  if (!cache) {
-    const dir = luaDir();
-    cache = new Map(scriptNames.map((n) => [n, loadScript(dir, n)]));
+function library(): Library {
+  if (cache) return cache;
+  const dir = luaDir();
+  const core = readFileSync(path.join(dir, 'includes', 'lock-core.lua'), 'utf8');
+  const bodies = scriptNames.map((name) => {
+    const text = readFileSync(path.join(dir, `${name}.lua`), 'utf8');
+    if (!includeLine.test(text)) throw new Error(`${name}.lua does not include lock-core`);
+    return [name, text.replace(includeLine, '')] as const;
+  });
+  const hash = createHash('sha1')
+    .update(core)
+    .update(bodies.map(([n, b]) => `${n}\n${b}`).join('\n'))
+    .digest('hex')
+    .slice(0, 12);
+  const functionOf = new Map<ScriptName, string>();
+  const parts = [`#!lua name=ts_device_lock_${hash}`, core];
+  for (const [name, body] of bodies) {
+    const fn = `ts_device_lock_${hash}_${name.replace(/-/g, '_')}`;
+    functionOf.set(name, fn);
+    // KEYS and ARGV as parameter names keep the script files readable as scripts.
+    parts.push(`redis.register_function('${fn}', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\n${body}\nend)`);
   }
+  cache = { code: parts.join('\n'), functionOf };
   return cache;
 }
 
-const commandName = (name: ScriptName): string => `tsDeviceLock_${name.replace(/-/g, '_')}`;
+const loaded = new WeakMap<Redis, Promise<void>>();
 
-/** Defines every script on the client (idempotent per client). */
-export function defineScripts(redis: Redis): void {
-  const defined = redis as unknown as Record<string, unknown>;
-  for (const [name, lua] of sources()) {
-    if (typeof defined[commandName(name)] === 'function') continue;
-    const numberOfKeys = Number(name.slice(name.lastIndexOf('-') + 1));
-    redis.defineCommand(commandName(name), { numberOfKeys, lua });
-  }
+function load(redis: Redis): Promise<void> {
+  const p = redis.function('LOAD', 'REPLACE', library().code).then(() => undefined);
+  loaded.set(redis, p);
+  p.catch(() => loaded.delete(redis));
+  return p;
 }
+
+/** Loads the library through this client once (idempotent per client). */
+export function defineScripts(redis: Redis): void {
+  if (!loaded.has(redis)) load(redis).catch(() => {}); // a failure surfaces at the first call
+}
+
+const notLoaded = (err: unknown) => err instanceof Error && /Function not found/i.test(err.message);
 
 export async function runScript(
   redis: Redis,
@@ -69,8 +94,16 @@ export async function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<ScriptReply> {
-  const fn = (redis as unknown as Record<string, ScriptFn>)[commandName(name)];
-  if (!fn) throw new Error(`device-lock script ${name} is not defined on this client`);
-  const [code, payload] = await fn.call(redis, ...keys, ...args);
+  const fn = library().functionOf.get(name);
+  if (!fn) throw new Error(`unknown device-lock script ${name}`);
+  let reply: unknown;
+  try {
+    reply = await redis.fcall(fn, keys.length, ...keys, ...args);
+  } catch (err) {
+    if (!notLoaded(err)) throw err;
+    await load(redis);
+    reply = await redis.fcall(fn, keys.length, ...keys, ...args);
+  }
+  const [code, payload] = reply as [number, string | number];
   return [Number(code), String(payload)];
 }

@@ -1,16 +1,23 @@
-// Turns timeline stream entries into one interval per device per grant. Entry fields, in this
-// order for both kinds: e = grant | end, d = JSON array of devices, t = JSON array of their
-// tokens, h holder, j job, s stage, w waiter id, a start (ms), b end (ms; '' in a grant),
-// r reason ('' in a grant). Entries are in ownership order. An end entry repeats the grant's fields, so an interval whose grant fell
-// outside the window read (or was trimmed by MAXLEN) is still complete.
+// Turns timeline stream entries into one interval per device per grant. A stream entry holds
+// the records of one script run, in order (a handoff: the end, then the grant). Each record
+// is the same 10 fields in this order: e = grant | end, d = JSON array of devices, t = JSON
+// array of their tokens, h holder, j job, s stage, w waiter id, a start (ms), b end (ms; '' in
+// a grant), r reason ('' in a grant). Entries and their records are in ownership order. An end
+// record repeats the grant's fields, so an interval whose grant fell outside the window read
+// (or was trimmed by MAXLEN) is still complete.
 import type { DeviceHold, EndReason, TimelineInterval } from './types.js';
 
 export type StreamEntry = [id: string, fields: string[]];
 
-function fieldsOf(flat: string[]): Map<string, string> {
-  const m = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) m.set(flat[i] as string, flat[i + 1] as string);
-  return m;
+/** The records of one stream entry's flat field list; each starts at an `e` field. */
+export function recordsOf(flat: readonly string[]): Map<string, string>[] {
+  const out: Map<string, string>[] = [];
+  let cur: Map<string, string> | undefined;
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    if (flat[i] === 'e' || !cur) out.push((cur = new Map()));
+    cur.set(flat[i] as string, flat[i + 1] as string);
+  }
+  return out;
 }
 
 /** Which devices a read wants; null = all. */
@@ -22,8 +29,7 @@ export function intervalsFromEntries(
 ): TimelineInterval[] {
   const byKey = new Map<string, TimelineInterval>();
   const out: TimelineInterval[] = [];
-  for (const [, flat] of entries) {
-    const f = fieldsOf(flat);
+  for (const f of entries.flatMap(([, flat]) => recordsOf(flat))) {
     const devices = JSON.parse(f.get('d') ?? '[]') as string[];
     const tokens = JSON.parse(f.get('t') ?? '[]') as number[];
     const endAt = f.get('e') === 'end' ? Number(f.get('b')) : null;

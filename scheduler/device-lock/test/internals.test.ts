@@ -36,7 +36,7 @@ describe('device lock: keys', () => {
     await locks.release(g);
     await locks.release(await next);
     const base = lockKeys(fx.prefix).base;
-    const layout = /^(dev:.+|leases|waiters|waiter-data|seq|timeline|wake:.+)$/;
+    const layout = /^(dev:.+|leases|waiter-data|seq|timeline|wake:.+)$/;
     let cursor = '0';
     const seen: string[] = [];
     do {

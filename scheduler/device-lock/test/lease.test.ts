@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { LockLostError } from '../errors.js';
+import { FencingGuard } from '../fencing-guard.js';
 import { LeaseKeeper } from '../lease-keeper.js';
-import { LockFixture, queued, sleep } from './helpers.js';
+import { LockFixture, deletePrefix, queued, sleep } from './helpers.js';
 
 const fx = new LockFixture();
 after(() => fx.close());
@@ -148,5 +149,28 @@ describe('device lock: leases and fencing', () => {
       lost.lost.map((l) => [l.device, l.reason]),
       [['u0', 'lapsed']],
     );
+  });
+
+  it('keeps tokens growing across a loss of the lock data in Redis', async () => {
+    // Redis keeps nothing on disk here: a restart forgets every token counter. The next grant
+    // must still outrank every token issued before, or the engine would refuse the new holder
+    // (FencingGuard) while the old one, still running, would pass.
+    const before = fx.service();
+    const after = fx.service();
+    const guard = new FencingGuard();
+    const old = await before.acquire(req(['w0', 'w1'], 'before-wipe'));
+    assert.ok(guard.acceptAll(old.tokens));
+    await deletePrefix(fx.redis, fx.prefix); // mid-hold: holds, tokens, timeline, all gone
+    const next = await after.acquire(req(['w0', 'w1'], 'after-wipe'));
+    for (const d of ['w0', 'w1']) {
+      const t = next.tokens[d] ?? 0;
+      assert.ok(Number.isSafeInteger(t), `${d}: ${t} is a safe integer`);
+      assert.ok(t > (old.tokens[d] ?? Infinity), `${d}: ${t} > ${old.tokens[d]}`);
+    }
+    assert.ok(guard.acceptAll(next.tokens), 'the new holder passes the engine');
+    assert.equal(guard.accept('w0', old.tokens.w0 ?? 0), false, 'the old holder is refused');
+    await assert.rejects(before.renew(old), LockLostError);
+    assert.deepEqual((await before.release(old)).lost, ['w0', 'w1']);
+    assert.deepEqual((await after.release(next)).lost, []);
   });
 });

@@ -1,13 +1,19 @@
 --[[
-  Shared core of every device-lock script; the loader pastes it where a script says
-  `--- @include "lock-core"`. It is the only code that grants, ends or hands over a lock, so
-  the invariants below hold for every script:
+  Shared core of every device-lock script. scripts.ts builds one Redis FUNCTION library from
+  it: this file is the library's top (run once, at load) and each script file (which says
+  `--- @include "lock-core"`) becomes the body of one function that starts with
+  begin(KEYS, ARGV). It is the only code that grants, ends or hands over a lock, so the
+  invariants below hold for every script:
 
   - A device is held iff its hash has a non-empty `holder`; `token` is never deleted and each
-    grant writes token+1, so the fencing token of a device only grows.
-  - Every grant and every end writes a timeline entry (one per grant: all its devices, JSON
+    grant writes token+1, so the fencing token of a device only grows. A device without a
+    `token` (first grant, or Redis lost its data: it keeps nothing on disk) starts from
+    TIME in µs (< 2^53 until the year 2255), so a token issued after a wipe is greater than
+    any issued before it as long as a device saw fewer grants than µs passed since its
+    counter started (one grant per µs: far beyond what a script per grant allows).
+  - Every grant and every end writes a timeline record (one per grant: all its devices, JSON
     arrays `d` and `t`) inside the same script, so the stream order is the serialisation order
-    of lock ownership.
+    of lock ownership. The records of one script run go into one stream entry, in order.
   - A lease lapses when leaseUntil < now (Redis server time, `TIME`). Every script first ends
     lapsed leases, so a lapsed holder can never renew or release after the fact.
   - Waiter policy (grantPass): waiters sorted by priority desc, readiness desc, arrival asc.
@@ -15,40 +21,81 @@
     that is still blocked (it "reserves" its whole set). Lower-priority work may backfill devices
     no higher waiter wants, but never delays a higher waiter: wide groups cannot starve.
 
-  Expects KEYS[1] waiters zset (member waiter id, score its expiry ms), KEYS[2] leases zset
-  (member device, score leaseUntil ms), KEYS[3] timeline stream, KEYS[4] waiter records hash
-  (field waiter id, value JSON {devs, job, stage, holder, prio, ready, lease, ttl, since, seq});
+  Expects KEYS[1] leases zset (member device, score leaseUntil ms), KEYS[2] timeline stream,
+  KEYS[3] waiter records hash (field waiter id, value JSON {devs, job, stage, holder, prio,
+  ready, lease, ttl, since, seq, exp}, exp = the waiter's expiry in ms, pushed forward by its
+  heartbeats; one hash for records and expiries: a grant pass reads every waiter with one
+  HGETALL and a grant removes one with one HDEL);
   ARGV[1] key base ("<prefix>lock:"), ARGV[2] timeline MAXLEN (approximate trim, applied by
   renew, touch-waiter and expire-lapsed).
+
+  Cost notes (this is the handoff path, measured on the target VM): each redis.call costs
+  1.5-5 µs, and so does Lua work that looks free: a number -> string conversion (sprintf) is
+  ~1 µs, a cjson.decode ~2 µs, a new table ~0.5 µs. So times and tokens travel as strings from
+  where Redis gives them to where Redis takes them, numbers are formatted once (int()), and the
+  per-call scratch tables below live as long as the library and are emptied by begin().
 ]]
-local waitersKey = KEYS[1]
-local leasesKey = KEYS[2]
-local timelineKey = KEYS[3]
-local waiterDataKey = KEYS[4]
-local base = ARGV[1]
-local timelineMax = ARGV[2]
-local stats = { lapsed = 0, dropped = 0, granted = 0 }
+local leasesKey, timelineKey, waiterDataKey, base, timelineMax
+-- Counts for expire-lapsed's reply.
+local lapsedN, droppedN, grantedN
 -- Ends are written lazily: endHolds logs the end at once but leaves the device hash and the
 -- lease entry to finish(). When this same script grants the device again, the end fields ride
 -- on the grant's HSET and its ZADD replaces the lease entry (three calls fewer per handoff).
--- Until finish(), `pending` (device -> {token, reason}) is the truth for these devices, and
--- every script must return through finish().
-local pending, pendingOrder = {}, {}
+-- Until finish(), `pending` (device -> the ended hold, a readHold row with its reason) is the
+-- truth for these devices, and every script must return through finish().
+local pending, pendingOrder, pendingN = {}, {}, 0
+-- Timeline records of this call: XADD arguments 3..logN, written as one entry by finish() (a
+-- release that hands over writes its end and the grant with one XADD).
+local logArgs, logN = {}, 2
+-- Redis server time of this call in ms, as a number and as the string Redis is given; TIME's
+-- reply for the token floor.
+local now, nowS, time
+-- Decoded waiter records by waiter id, each with the exact stored string it was decoded from
+-- (`raw`), so a grant pass decodes a record once in its life, not on every pass (cjson.decode
+-- is the dearest step of a handoff's Lua work). A hit needs raw == the string HMGET returned
+-- (interned strings: an O(1) compare), so a record rewritten by setPriority, re-queued under the
+-- same id or stored by another lock domain (the library serves every prefix) is decoded afresh;
+-- entries go with dropWaiter, and the cache is emptied when it outgrows any sane queue (waiters
+-- dropped while this library was not loaded).
+local waiterCache, waiterCacheN = {}, 0
 
+local function begin(keys, argv)
+  leasesKey, timelineKey, waiterDataKey = keys[1], keys[2], keys[3]
+  base, timelineMax = argv[1], argv[2]
+  lapsedN, droppedN, grantedN = 0, 0, 0
+  -- A call that raised an error never reached finish(): start from clean tables then.
+  if next(pending) ~= nil then pending = {} end
+  pendingN = 0
+  logArgs[1], logArgs[2], logN = timelineKey, '*', 2
+end
+
+-- Integers as Redis wants them: '%d' is exact up to 2^53 where tostring (%.14g) would switch to
+-- an exponent above 10^14.
+local function int(n) return string.format('%d', n) end
+
+-- Sets now/nowS (every script calls this first). The ms string is cut from TIME's reply rather
+-- than formatted from the number.
 local function nowMs()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  time = t
+  nowS = t[1] .. string.sub('000000' .. t[2], -6, -4)
+  now = tonumber(nowS)
+  return now
 end
 
 local function devKey(d) return base .. 'dev:' .. d end
 local function wakeKey(w) return base .. 'wake:' .. w end
 
--- Timeline entries of both kinds carry the same fields in the same order, so the stream stores
--- field names once per node (listpack "same fields" entries). No MAXLEN here: trimming is left
--- to the periodic scripts (renew, heartbeat, sweeper) via trimTimeline, off the handoff path.
+-- Records of both kinds carry the same fields in the same order. No MAXLEN here: trimming is
+-- left to the periodic scripts (renew, heartbeat, sweeper) via trimTimeline, off the handoff path.
 local function log(kind, devs, tokens, holder, job, stage, waiter, start, stop, reason)
-  redis.call('XADD', timelineKey, '*', 'e', kind, 'd', devs, 't', tokens, 'h', holder, 'j', job,
-    's', stage, 'w', waiter, 'a', start, 'b', stop, 'r', reason)
+  local n = logN
+  logArgs[n + 1], logArgs[n + 2], logArgs[n + 3], logArgs[n + 4] = 'e', kind, 'd', devs
+  logArgs[n + 5], logArgs[n + 6], logArgs[n + 7], logArgs[n + 8] = 't', tokens, 'h', holder
+  logArgs[n + 9], logArgs[n + 10], logArgs[n + 11], logArgs[n + 12] = 'j', job, 's', stage
+  logArgs[n + 13], logArgs[n + 14], logArgs[n + 15], logArgs[n + 16] = 'w', waiter, 'a', start
+  logArgs[n + 17], logArgs[n + 18], logArgs[n + 19], logArgs[n + 20] = 'b', stop, 'r', reason
+  logN = n + 20
 end
 
 local function trimTimeline()
@@ -60,28 +107,44 @@ local function readHold(dev)
   if pending[dev] then return nil end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'job', 'stage', 'token', 'grantedAt', 'waiter')
   if not h[1] or h[1] == '' then return nil end
-  return { dev = dev, holder = h[1], job = h[2], stage = h[3], token = tonumber(h[4]),
+  return { dev = dev, holder = h[1], job = h[2], stage = h[3], token = tonumber(h[4]), tokenS = h[4],
     grantedAt = h[5], waiter = h[6] }
 end
 
 -- Last token issued for dev if it is free, nil if held. The grant that follows writes token+1
--- in the same script, so reading it here saves an HINCRBY.
+-- in the same script, so reading it here saves an HINCRBY. No token yet: the time floor (see
+-- the invariants above).
 local function freeToken(dev)
   local e = pending[dev]
   if e then return e.token end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'token')
   if h[1] and h[1] ~= '' then return nil end
-  return tonumber(h[2]) or 0
+  return tonumber(h[2]) or tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
--- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline entry
+-- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline record
 -- per grant (devices of one grant end together); the device writes wait for finish().
-local function endHolds(rows, reason, now)
+local function endHolds(rows, reason)
   if #rows == 0 then return end
+  local first = rows[1]
+  local oneGroup = true
+  for _, r in ipairs(rows) do
+    r.reason = reason
+    pending[r.dev] = r
+    pendingN = pendingN + 1
+    pendingOrder[pendingN] = r.dev
+    if r.waiter ~= first.waiter then oneGroup = false end
+  end
+  if oneGroup and reason == 'released' then
+    -- A release: all rows are one grant's (the common case), no grouping tables needed.
+    local d, t = {}, {}
+    for i, r in ipairs(rows) do d[i], t[i] = r.dev, r.tokenS end
+    log('end', cjson.encode(d), '[' .. table.concat(t, ',') .. ']', first.holder, first.job,
+      first.stage, first.waiter, first.grantedAt, nowS, reason)
+    return
+  end
   local groups, order = {}, {}
   for _, r in ipairs(rows) do
-    pending[r.dev] = { token = r.token, reason = reason }
-    pendingOrder[#pendingOrder + 1] = r.dev
     local g = groups[r.waiter]
     if not g then
       g = { r = r, d = {}, t = {} }
@@ -89,12 +152,12 @@ local function endHolds(rows, reason, now)
       order[#order + 1] = r.waiter
     end
     g.d[#g.d + 1] = r.dev
-    g.t[#g.t + 1] = r.token
+    g.t[#g.t + 1] = r.tokenS
   end
   for _, w in ipairs(order) do
     local g = groups[w]
     log('end', cjson.encode(g.d), '[' .. table.concat(g.t, ',') .. ']', g.r.holder, g.r.job,
-      g.r.stage, w, g.r.grantedAt, now, reason)
+      g.r.stage, w, g.r.grantedAt, nowS, reason)
     if reason ~= 'released' then
       -- Wake lists of grants carry no expiry (one call fewer per handoff). A holder that died
       -- before reading its grant never renews: drop that unread grant when its hold ends.
@@ -114,69 +177,105 @@ local function lockState(dev)
     endReason = h[4] }
 end
 
--- Writes the pending ends no grant took over; every script returns through this.
+-- Writes the pending ends no grant took over and this call's timeline records; every script
+-- returns through this.
 local function finish(code, payload)
-  local devs = {}
-  for _, dev in ipairs(pendingOrder) do
+  local devs
+  for i = 1, pendingN do
+    local dev = pendingOrder[i]
     local e = pending[dev]
     if e then
       -- endedToken/endReason let a late renew tell its holder why its hold ended.
-      redis.call('HSET', devKey(dev), 'holder', '', 'leaseUntil', '', 'endedToken', e.token,
+      redis.call('HSET', devKey(dev), 'holder', '', 'leaseUntil', '', 'endedToken', e.tokenS,
         'endReason', e.reason)
+      devs = devs or {}
       devs[#devs + 1] = dev
       pending[dev] = nil
     end
   end
-  pendingOrder = {}
-  if #devs > 0 then redis.call('ZREM', leasesKey, unpack(devs)) end
+  pendingN = 0
+  if devs then redis.call('ZREM', leasesKey, unpack(devs)) end
+  if logN > 2 then
+    redis.call('XADD', unpack(logArgs, 1, logN))
+    logN = 2
+  end
   return { code, payload }
 end
 
-local function expireLeases(now)
-  local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', '(' .. now)
+local function expireLeases()
+  local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', '(' .. nowS)
+  if #lapsed == 0 then return 0 end
   local rows = {}
   for _, dev in ipairs(lapsed) do
     local r = readHold(dev)
     if r then rows[#rows + 1] = r else redis.call('ZREM', leasesKey, dev) end
   end
-  endHolds(rows, 'lapsed', now)
-  stats.lapsed = stats.lapsed + #rows
+  endHolds(rows, 'lapsed')
+  lapsedN = lapsedN + #rows
   return #lapsed
 end
 
 local function dropWaiter(id)
   redis.call('HDEL', waiterDataKey, id)
-  redis.call('ZREM', waitersKey, id)
+  waiterCache[id] = nil
+end
+
+-- A waiter record as stored: JSON with its fields in a fixed order (the client's part first).
+local function encodeWaiter(w)
+  return '{"devs":' .. cjson.encode(w.devs) .. ',"job":' .. cjson.encode(w.job) .. ',"stage":' ..
+    cjson.encode(w.stage) .. ',"holder":' .. cjson.encode(w.holder) .. ',"prio":' ..
+    cjson.encode(w.prio) .. ',"ready":' .. cjson.encode(w.ready) .. ',"lease":' .. int(w.lease) ..
+    ',"ttl":' .. int(w.ttl) .. ',"since":' .. int(w.since) .. ',"seq":' .. int(w.seq) ..
+    ',"exp":' .. int(w.exp) .. '}'
+end
+
+-- Remembers w (waiter id's record, decoded from the stored string raw).
+local function cacheWaiter(id, raw, w)
+  w.id, w.raw = id, raw
+  if waiterCacheN >= 10000 then waiterCache, waiterCacheN = {}, 0 end
+  waiterCache[id] = w
+  waiterCacheN = waiterCacheN + 1
+  return w
+end
+
+-- The waiter record `raw` of waiter id, decoded (w.id set; devsJson/idJson filled by the grant).
+-- Callers must not change the returned table, except to cache it again under its new string.
+local function waiterOf(id, raw)
+  local w = waiterCache[id]
+  if w and w.raw == raw then return w end
+  return cacheWaiter(id, raw, cjson.decode(raw))
 end
 
 -- Grants every device of waiter w at once (last[i] = freeToken(w.devs[i]), all free); returns
 -- the grant as JSON for the waiter.
-local function grantDevices(w, last, now)
-  local leaseUntil = now + w.lease
-  local tokens, zargs = {}, {}
+local function grantDevices(w, last)
+  local leaseUntil = int(now + w.lease)
+  local tokens, zargs = {}, { leasesKey }
   for i, dev in ipairs(w.devs) do
-    tokens[i] = last[i] + 1
+    local token = int(last[i] + 1)
+    tokens[i] = token
     local e = pending[dev]
     if e then pending[dev] = nil end -- held again: later waiters in this pass must see the holder
     if e and e.reason ~= 'released' then
       -- The end of a lapsed or revoked hold is written with the grant, so that the late renew of
       -- the old holder still learns why it lost the device. (After a release nobody asks.)
-      redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
-        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id,
-        'endedToken', e.token, 'endReason', e.reason)
+      redis.call('HSET', devKey(dev), 'token', token, 'holder', w.holder, 'job', w.job,
+        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', nowS, 'waiter', w.id,
+        'endedToken', e.tokenS, 'endReason', e.reason)
     else
-      redis.call('HSET', devKey(dev), 'token', tokens[i], 'holder', w.holder, 'job', w.job,
-        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', now, 'waiter', w.id)
+      redis.call('HSET', devKey(dev), 'token', token, 'holder', w.holder, 'job', w.job,
+        'stage', w.stage, 'leaseUntil', leaseUntil, 'grantedAt', nowS, 'waiter', w.id)
     end
     zargs[#zargs + 1] = leaseUntil
     zargs[#zargs + 1] = dev
   end
-  redis.call('ZADD', leasesKey, unpack(zargs))
-  local d, t = cjson.encode(w.devs), '[' .. table.concat(tokens, ',') .. ']'
-  log('grant', d, t, w.holder, w.job, w.stage, w.id, now, '', '')
-  stats.granted = stats.granted + 1
-  return '{"w":' .. cjson.encode(w.id) .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil ..
-    ',"a":' .. now .. '}'
+  redis.call('ZADD', unpack(zargs))
+  if not w.devsJson then w.devsJson, w.idJson = cjson.encode(w.devs), cjson.encode(w.id) end
+  local d, t = w.devsJson, '[' .. table.concat(tokens, ',') .. ']'
+  log('grant', d, t, w.holder, w.job, w.stage, w.id, nowS, '', '')
+  grantedN = grantedN + 1
+  return '{"w":' .. w.idJson .. ',"d":' .. d .. ',"t":' .. t .. ',"u":' .. leaseUntil .. ',"a":' ..
+    nowS .. '}'
 end
 
 -- Tokens of w's devices if all are free and none is in `reserved`, else nil.
@@ -190,50 +289,46 @@ local function grantable(w, reserved)
   return last
 end
 
+local function grantOrder(a, b)
+  if a.prio ~= b.prio then return a.prio > b.prio end
+  if a.ready ~= b.ready then return a.ready > b.ready end
+  return a.seq < b.seq
+end
+
 -- Live waiters in grant order; first drops waiters whose expiry passed (their process is gone).
-local function loadWaiters(now)
-  local flat = redis.call('ZRANGE', waitersKey, 0, -1, 'WITHSCORES')
+local function loadWaiters()
+  local flat = redis.call('HGETALL', waiterDataKey)
   if #flat == 0 then return flat end
-  local ids, stale = {}, {}
+  local list, stale = {}, nil
   for i = 1, #flat, 2 do
-    if tonumber(flat[i + 1]) < now then stale[#stale + 1] = flat[i] else ids[#ids + 1] = flat[i] end
-  end
-  if #stale > 0 then
-    redis.call('HDEL', waiterDataKey, unpack(stale))
-    redis.call('ZREM', waitersKey, unpack(stale))
-    stats.dropped = stats.dropped + #stale
-  end
-  local list = {}
-  if #ids == 0 then return list end
-  local recs = redis.call('HMGET', waiterDataKey, unpack(ids))
-  for i, id in ipairs(ids) do
-    if recs[i] then
-      local w = cjson.decode(recs[i])
-      w.id = id
-      list[#list + 1] = w
+    local w = waiterOf(flat[i], flat[i + 1])
+    if w.exp < now then
+      stale = stale or {}
+      stale[#stale + 1] = flat[i]
     else
-      redis.call('ZREM', waitersKey, id)
+      list[#list + 1] = w
     end
   end
-  table.sort(list, function(a, b)
-    if a.prio ~= b.prio then return a.prio > b.prio end
-    if a.ready ~= b.ready then return a.ready > b.ready end
-    return a.seq < b.seq
-  end)
+  if stale then
+    redis.call('HDEL', waiterDataKey, unpack(stale))
+    for _, id in ipairs(stale) do waiterCache[id] = nil end
+    droppedN = droppedN + #stale
+  end
+  if #list > 1 then table.sort(list, grantOrder) end
   return list
 end
 
 -- Ends lapsed leases, then grants every waiter the policy allows. A grant to selfId is returned
 -- (the caller replies with it); any other grant is pushed onto that waiter's wake list.
--- Pass skipExpire when the calling script already ended lapsed leases at this `now`.
-local function grantPass(now, selfId, skipExpire)
-  if not skipExpire then expireLeases(now) end
+-- Pass skipExpire when the calling script already ended lapsed leases in this call.
+local function grantPass(selfId, skipExpire)
+  if not skipExpire then expireLeases() end
   local reserved = {}
   local selfGrant = nil
-  for _, w in ipairs(loadWaiters(now)) do
+  for _, w in ipairs(loadWaiters()) do
     local last = grantable(w, reserved)
     if last then
-      local payload = grantDevices(w, last, now)
+      local payload = grantDevices(w, last)
       dropWaiter(w.id)
       if w.id == selfId then
         selfGrant = payload

@@ -2,7 +2,7 @@
   End the caller's hold on devices (release) or the current hold whatever its token (revoke),
   then hand the freed devices to waiters in the same step.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] reason recorded in the timeline: "released" or "revoked"
   ARGV[4] "1" = force (admin revoke: end the current holder, whoever it is)
@@ -14,10 +14,10 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local force = ARGV[4] == '1'
 -- A lease that lapsed before this call ends as "lapsed", not "released".
-expireLeases(now)
+expireLeases()
 local rows, lost = {}, {}
 for i = 5, #ARGV, 2 do
   local dev = ARGV[i]
@@ -28,7 +28,7 @@ for i = 5, #ARGV, 2 do
     lost[#lost + 1] = dev
   end
 end
-endHolds(rows, ARGV[3], now)
-grantPass(now, nil, true)
+endHolds(rows, ARGV[3])
+grantPass(nil, true)
 if #lost == 0 then return finish(0, '[]') end
 return finish(0, cjson.encode(lost))

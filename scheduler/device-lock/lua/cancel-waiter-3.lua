@@ -2,7 +2,7 @@
   Remove a waiter that is still waiting (timeout, abort) and wake its BLPOP with a cancel marker.
   Its reservation disappears, so a grant pass runs for the waiters behind it.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] waiter id
 
@@ -11,12 +11,12 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
 if not rec then return finish(0, '') end
 dropWaiter(id)
 redis.call('LPUSH', wakeKey(id), 'c')
 redis.call('PEXPIRE', wakeKey(id), cjson.decode(rec).ttl)
-grantPass(now, nil)
+grantPass(nil)
 return finish(1, '')

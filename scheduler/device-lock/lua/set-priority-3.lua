@@ -2,7 +2,7 @@
   Reorder a live waiter (the scheduler's priority and data-readiness changed), then run a grant
   pass: a waiter moved ahead of the one blocking it may become grantable.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] waiter id, ARGV[4] priority, ARGV[5] readiness
 
@@ -11,13 +11,14 @@
 ]]
 --- @include "lock-core"
 
-local now = nowMs()
+nowMs()
 local id = ARGV[3]
 local rec = redis.call('HGET', waiterDataKey, id)
 if not rec then return finish(-4, '') end
+-- A fresh table: cached records are never changed in place.
 local w = cjson.decode(rec)
 w.prio = tonumber(ARGV[4])
 w.ready = tonumber(ARGV[5])
-redis.call('HSET', waiterDataKey, id, cjson.encode(w))
-grantPass(now, nil)
+redis.call('HSET', waiterDataKey, id, encodeWaiter(w))
+grantPass(nil)
 return finish(0, '')

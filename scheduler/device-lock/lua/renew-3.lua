@@ -2,7 +2,7 @@
   Extend the lease of a grant, all devices or none, only while the caller still holds every
   device with the grant's tokens.
 
-  KEYS[1] waiters zset, KEYS[2] leases zset, KEYS[3] timeline stream, KEYS[4] waiter records
+  KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] lease ms from now
   ARGV[4..] device, token, device, token, ...
@@ -22,7 +22,7 @@ for i = 4, #ARGV, 2 do
   tokens[#tokens + 1] = ARGV[i + 1]
 end
 -- Every script ends lapsed leases first: a lease that ran out is lost even if nobody wants it.
-local ended = expireLeases(now)
+local ended = expireLeases()
 local lost = {}
 for i, dev in ipairs(devs) do
   local cur = lockState(dev)
@@ -35,10 +35,10 @@ for i, dev in ipairs(devs) do
   end
 end
 if #lost > 0 then
-  if ended > 0 then grantPass(now, nil, true) end
+  if ended > 0 then grantPass(nil, true) end
   return finish(-3, cjson.encode(lost))
 end
-local leaseUntil = now + tonumber(ARGV[3])
+local leaseUntil = int(now + tonumber(ARGV[3]))
 local zargs = {}
 for _, dev in ipairs(devs) do
   redis.call('HSET', devKey(dev), 'leaseUntil', leaseUntil)
@@ -46,5 +46,5 @@ for _, dev in ipairs(devs) do
   zargs[#zargs + 1] = dev
 end
 redis.call('ZADD', leasesKey, unpack(zargs))
-if ended > 0 then grantPass(now, nil, true) end
+if ended > 0 then grantPass(nil, true) end
 return finish(0, leaseUntil)
