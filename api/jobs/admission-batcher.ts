@@ -10,9 +10,8 @@
  * whole transaction, which must not take other tenants' submissions down with it.
  */
 import type pg from 'pg';
-import { priorityLevels } from '../../common/job-status.js';
 import type { JobSpec } from '../../common/job-spec.js';
-import { admitJob, quotaError, type Admitted } from './admit.js';
+import { admissionElement, admitJob, quotaError, type Admitted } from './admit.js';
 import { jobFromRow, type JobRecord } from './serialize.js';
 
 interface Waiting {
@@ -62,24 +61,24 @@ export class AdmissionBatcher {
   }
 
   private async run(batch: Waiting[]): Promise<void> {
-    if (batch.length === 1) return this.runAlone(batch);
+    if (batch.length === 1) return this.runAlone(batch[0]!);
     const settled = await this.runBatch(batch);
     if (settled) return;
     // Nothing of the batch was written. Let each submission stand on its own, so that whatever
     // failed answers only the submission that caused it.
-    await Promise.all(batch.map((w) => this.runAlone([w])));
+    await Promise.all(batch.map((w) => this.runAlone(w)));
   }
 
   /** The single-submission statement, for a batch of one or one element of a failed batch. */
-  private async runAlone([w]: Waiting[]): Promise<void> {
+  private async runAlone(w: Waiting): Promise<void> {
     let admitted: Admitted;
     try {
-      admitted = await admitJob(this.pool, { tenantId: w!.tenantId, spec: w!.spec, idempotencyKey: null });
+      admitted = await admitJob(this.pool, { tenantId: w.tenantId, spec: w.spec, idempotencyKey: null });
     } catch (err) {
-      return w!.reject(err);
+      return w.reject(err);
     }
     await this.options.afterCommit?.([admitted.job]);
-    w!.resolve(admitted);
+    w.resolve(admitted);
   }
 
   /** false when the statement failed (and so wrote nothing); otherwise every element is answered. */
@@ -95,19 +94,7 @@ export class AdmissionBatcher {
       const r = await this.pool.query({
         name: 'admit-jobs',
         text: 'SELECT * FROM admit_jobs($1::jsonb)',
-        values: [
-          JSON.stringify(
-            ordered.map((w) => ({
-              tenant_id: w.tenantId,
-              name: w.spec.name,
-              priority: priorityLevels[w.spec.priority],
-              pool: w.spec.pool,
-              devices: w.spec.resources.devices,
-              max_attempts: w.spec.maxAttempts,
-              spec: w.spec,
-            })),
-          ),
-        ],
+        values: [JSON.stringify(ordered.map((w) => admissionElement(w.tenantId, w.spec)))],
       });
       rows = r.rows;
     } catch {

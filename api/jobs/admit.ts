@@ -14,27 +14,29 @@ import { jobFromRow, type JobRecord } from './serialize.js';
 // The current period restarts at each calendar month (UTC): usage from an earlier month is ignored.
 const PERIOD_USED = `CASE WHEN period_start < date_trunc('month', now()) THEN 0 ELSE period_device_seconds END`;
 
+// The admission itself is the `admit_jobs` SQL function (its migration explains it), shared with
+// group admission (admission-batcher.ts); a refusal comes back as a row of NULLs.
 const ADMIT_SQL = `
-WITH q AS (
-  UPDATE quotas SET active_jobs = active_jobs + 1, updated_at = now()
-   WHERE tenant_id = $1
-     AND active_jobs < max_active_jobs
-     AND $5 <= max_devices_per_job
-     AND $5 <= max_concurrent_devices
-     AND ${PERIOD_USED} < device_hours_per_month * 3600
-  RETURNING tenant_id
-), j AS (
-  INSERT INTO jobs (tenant_id, name, priority, pool, devices, spec, max_attempts, wait_reason)
-  SELECT tenant_id, $2, $3, $4, $5, $6::jsonb, $7, 'capacity' FROM q
-  RETURNING *
-), e AS (
-  INSERT INTO job_events (job_id, type, data)
-  SELECT id, 'job.queued', jsonb_build_object('status', 'queued', 'attempt', 0) FROM j
+WITH j AS (
+  SELECT * FROM admit_jobs($1::jsonb)
 ), k AS (
   INSERT INTO idempotency_keys (tenant_id, key, request_hash, job_id)
-  SELECT tenant_id, $8, $9, id FROM j WHERE $8::text IS NOT NULL
+  SELECT tenant_id, $2, $3, id FROM j WHERE id IS NOT NULL AND $2::text IS NOT NULL
 )
-SELECT j.* FROM j`;
+SELECT * FROM j`;
+
+/** One element of `admit_jobs`' argument (a JSON array of these). */
+export function admissionElement(tenantId: string, spec: JobSpec) {
+  return {
+    tenant_id: tenantId,
+    name: spec.name,
+    priority: priorityLevels[spec.priority],
+    pool: spec.pool,
+    devices: spec.resources.devices,
+    max_attempts: spec.maxAttempts,
+    spec,
+  };
+}
 
 export interface AdmitRequest {
   tenantId: string;
@@ -63,17 +65,7 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
     const r = await pool.query({
       name: 'admit-job',
       text: ADMIT_SQL,
-      values: [
-        req.tenantId,
-        req.spec.name,
-        priorityLevels[req.spec.priority],
-        req.spec.pool,
-        devices,
-        JSON.stringify(req.spec),
-        req.spec.maxAttempts,
-        req.idempotencyKey,
-        hash,
-      ],
+      values: [JSON.stringify([admissionElement(req.tenantId, req.spec)]), req.idempotencyKey, hash],
     });
     rows = r.rows;
   } catch (err) {
@@ -85,7 +77,7 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
     throw err;
   }
   const row = rows[0];
-  if (!row) throw await quotaError(pool, req.tenantId, devices);
+  if (!row || row.id === null) throw await quotaError(pool, req.tenantId, devices);
   return { job: jobFromRow(row), created: true };
 }
 

@@ -7,6 +7,12 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JOBS_QUEUE, queueEntryId, type QueuedJobMessage, type RedisNames } from '../queues.js';
 
+const entryOptions = (msg: QueuedJobMessage) => ({
+  jobId: queueEntryId(msg.jobId, msg.queueSeq),
+  removeOnComplete: true,
+  removeOnFail: 1000,
+});
+
 export class JobQueue {
   readonly queue: Queue<QueuedJobMessage>;
 
@@ -15,23 +21,13 @@ export class JobQueue {
   }
 
   async enqueue(msg: QueuedJobMessage): Promise<void> {
-    await this.queue.add('job', msg, {
-      jobId: queueEntryId(msg.jobId, msg.queueSeq),
-      removeOnComplete: true,
-      removeOnFail: 1000,
-    });
+    await this.queue.add('job', msg, entryOptions(msg));
   }
 
   /** Several entries in one round trip (a batch of admissions); same ids and options as enqueue. */
   async enqueueMany(msgs: QueuedJobMessage[]): Promise<void> {
     if (!msgs.length) return;
-    await this.queue.addBulk(
-      msgs.map((msg) => ({
-        name: 'job',
-        data: msg,
-        opts: { jobId: queueEntryId(msg.jobId, msg.queueSeq), removeOnComplete: true, removeOnFail: 1000 },
-      })),
-    );
+    await this.queue.addBulk(msgs.map((msg) => ({ name: 'job', data: msg, opts: entryOptions(msg) })));
   }
 
   /** Removes a waiting entry; an entry a consumer already holds is left to it (it re-checks the row). */

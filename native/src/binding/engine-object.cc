@@ -1,6 +1,7 @@
 #include "binding/engine-object.h"
 
 #include <cstdio>
+#include <functional>
 
 #include "binding/async-call.h"
 #include "binding/convert.h"
@@ -115,6 +116,29 @@ std::string hex64(uint64_t x) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
   return buf;
+}
+
+// A training call on the worker thread, profiled; answers with its stats and that profile.
+Napi::Promise train_stats_call(Napi::Env env, std::shared_ptr<Engine> eng, AsyncCall::Finally fin,
+                               std::function<TrainStats(Engine&)> work, bool profile_tokens) {
+  auto st = std::make_shared<TrainStats>();
+  auto prof = std::make_shared<Profile>();
+  return AsyncCall::start(
+      env,
+      [eng, work, st, prof, profile_tokens] {
+        eng->begin_call(*prof);
+        const double t0 = now_seconds();
+        *st = work(*eng);
+        if (profile_tokens) prof->tokens = st->tokens;
+        eng->end_call(*prof, t0);
+        st->seconds = prof->seconds;
+      },
+      [st, prof](Napi::Env env) -> Napi::Value {
+        Napi::Object o = stats_js(env, *st);
+        o.Set("profile", profile_js(env, *prof));
+        return o;
+      },
+      fin);
 }
 
 }  // namespace
@@ -295,49 +319,18 @@ Napi::Value EngineObject::train_call(const Napi::CallbackInfo& info, bool accumu
   return guard(info.Env(), [&]() -> Napi::Value {
     Rollouts in = rollouts_from_js(as_object(info[0], "rollouts"));
     TrainOptions t = train_options(as_object(info[1], "options"));
-    auto eng = acquire();
     auto r = std::make_shared<Rollouts>(std::move(in));
-    auto st = std::make_shared<TrainStats>();
-    auto prof = std::make_shared<Profile>();
-    return AsyncCall::start(
-        info.Env(),
-        [eng, t, r, st, prof, accumulate] {
-          eng->begin_call(*prof);
-          const double t0 = now_seconds();
-          *st = accumulate ? eng->accumulate(*r, t) : eng->train(*r, t);
-          prof->tokens = st->tokens;
-          eng->end_call(*prof, t0);
-          st->seconds = prof->seconds;
-        },
-        [st, prof](Napi::Env env) -> Napi::Value {
-          Napi::Object o = stats_js(env, *st);
-          o.Set("profile", profile_js(env, *prof));
-          return o;
-        },
-        release());
+    return train_stats_call(
+        info.Env(), acquire(), release(),
+        [r, t, accumulate](Engine& e) { return accumulate ? e.accumulate(*r, t) : e.train(*r, t); }, true);
   });
 }
 
 Napi::Value EngineObject::apply_gradients(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
-    auto eng = acquire();
-    auto st = std::make_shared<TrainStats>();
-    auto prof = std::make_shared<Profile>();
-    return AsyncCall::start(
-        info.Env(),
-        [eng, st, prof] {
-          eng->begin_call(*prof);
-          const double t0 = now_seconds();
-          *st = eng->apply_gradients();
-          eng->end_call(*prof, t0);
-          st->seconds = prof->seconds;
-        },
-        [st, prof](Napi::Env env) -> Napi::Value {
-          Napi::Object o = stats_js(env, *st);
-          o.Set("profile", profile_js(env, *prof));
-          return o;
-        },
-        release());
+    // The profile counts no tokens: they were counted by the accumulating calls.
+    return train_stats_call(info.Env(), acquire(), release(), [](Engine& e) { return e.apply_gradients(); },
+                            false);
   });
 }
 
