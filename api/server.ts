@@ -3,13 +3,13 @@
  * tests (which run the same server in-process against their own database and Redis prefix).
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Config } from '../common/config.js';
 import { connectDatabase } from '../common/db.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
-import { createApp } from './app.js';
+import { createRequestHandler } from './app.js';
 import { workerIndex } from './cluster.js';
 import { createApiMetrics } from './http/prom.js';
 import { EventHub } from './jobs/event-hub.js';
@@ -67,10 +67,10 @@ export async function startApi(
       : null;
   reconcileTimer?.unref();
 
-  const app = createApp(deps);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
-    s.on('error', reject);
+  const server = createServer(createRequestHandler(deps));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
   });
   server.keepAliveTimeout = 65_000;
   const addr = server.address() as AddressInfo;

@@ -19,37 +19,55 @@ export interface AuthConfig {
   jwtSecret: string;
 }
 
-export function authenticate(cfg: AuthConfig) {
+/**
+ * The caller of an `Authorization` header value: undefined when there is none; throws 401 for a
+ * malformed header or a credential that is neither a valid token nor the admin key.
+ */
+export type Identify = (header: string | undefined) => Principal | undefined;
+
+export function identifier(cfg: AuthConfig): Identify {
   const isAdminKey = secretMatcher(cfg.adminKey);
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const header = req.headers.authorization;
-    if (!header) return next();
+  return (header) => {
+    if (!header) return undefined;
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match?.[1])
-      return next(new ApiError('unauthorized', 'Authorization header must be "Bearer <token>"'));
+    if (!match?.[1]) throw new ApiError('unauthorized', 'Authorization header must be "Bearer <token>"');
     const credential = match[1];
     // Tokens first: they are nearly every request, and a JWT is never the admin key's shape.
     const principal = verifyToken(cfg.jwtSecret, credential);
-    if (principal) {
-      req.principal = principal;
-      return next();
+    if (principal) return principal;
+    if (isAdminKey(credential)) return { role: 'admin', sub: 'admin' };
+    throw new ApiError('unauthorized', 'invalid or expired token');
+  };
+}
+
+export function authenticate(identify: Identify) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      req.principal = identify(req.headers.authorization);
+    } catch (err) {
+      return next(err);
     }
-    if (isAdminKey(credential)) {
-      req.principal = { role: 'admin', sub: 'admin' };
-      return next();
-    }
-    next(new ApiError('unauthorized', 'invalid or expired token'));
+    next();
   };
 }
 
 export type Role = Principal['role'];
 
+/** Throws 401 without a principal and 403 for a principal whose role is not among `roles`. */
+export function checkRole(principal: Principal | undefined, roles: readonly Role[]): Principal {
+  if (!principal)
+    throw new ApiError('unauthorized', 'missing credentials: send "Authorization: Bearer <token>"');
+  if (!roles.includes(principal.role))
+    throw new ApiError('forbidden', `this route is for ${roles.join(' or ')} credentials`);
+  return principal;
+}
+
 export function requireRole(...roles: Role[]) {
   return (req: Request, _res: Response, next: NextFunction) => {
-    if (!req.principal)
-      return next(new ApiError('unauthorized', 'missing credentials: send "Authorization: Bearer <token>"'));
-    if (!roles.includes(req.principal.role)) {
-      return next(new ApiError('forbidden', `this route is for ${roles.join(' or ')} credentials`));
+    try {
+      checkRole(req.principal, roles);
+    } catch (err) {
+      return next(err);
     }
     next();
   };

@@ -1,6 +1,9 @@
 /** The one error shape everywhere, including body-parser failures and unknown routes. */
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { sendJson } from './send-json.js';
 
 export function notFoundRoute(req: Request, _res: Response, next: NextFunction) {
   next(new ApiError('not_found', `no route for ${req.method} ${req.path}`));
@@ -32,13 +35,21 @@ function isUnavailable(err: unknown): boolean {
   return code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === '57P01' || code === '53300';
 }
 
-export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
+/** Answers any failure with the one error shape; shared by Express and the submission fast path. */
+export function sendError(res: ServerResponse, err: unknown, log: Logger, reqId: string): void {
   const apiErr = toApiError(err);
-  if (apiErr.status >= 500) req.log?.error({ err, reqId: req.id }, 'request failed');
+  if (apiErr.status >= 500) log.error({ err, reqId }, 'request failed');
   if (res.headersSent) {
     res.end();
     return;
   }
-  if (apiErr.code === 'rate_limited' || apiErr.code === 'unavailable') res.setHeader('Retry-After', '1');
-  res.status(apiErr.status).json(apiErr.toBody());
+  if (apiErr.code === 'rate_limited' || apiErr.code === 'unavailable') {
+    const wait = apiErr.details.retryAfterSeconds;
+    res.setHeader('Retry-After', String(typeof wait === 'number' ? wait : 1));
+  }
+  sendJson(res, apiErr.status, apiErr.toBody());
+}
+
+export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction) {
+  sendError(res, err, req.log, req.id);
 }

@@ -1,39 +1,62 @@
 /**
- * Per-tenant request rate limit: a token bucket per caller, in this API process's memory (each
+ * Per-caller request rate limit: a token bucket per principal, in this API process's memory (each
  * replica enforces its own share). Refill is continuous; a burst of twice the rate is allowed.
- * Over the limit: 429 `rate_limited` with `Retry-After`.
+ * Over the limit: 429 `rate_limited` with `Retry-After`. One limiter per process serves both the
+ * Express stack and the submission fast path, so the two share the budget.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../common/errors.js';
+import type { Principal } from '../auth/jwt.js';
 
 interface Bucket {
   tokens: number;
   at: number;
 }
 
-export function rateLimit(perSecond: number, now: () => number = () => performance.now()) {
+export interface RateLimiter {
+  /** Takes one request from the caller's bucket: null when allowed, else the seconds to wait. */
+  take(who: Pick<Principal, 'role' | 'sub'> | undefined): number | null;
+  readonly perSecond: number;
+}
+
+export function createRateLimiter(
+  perSecond: number,
+  now: () => number = () => performance.now(),
+): RateLimiter {
   const buckets = new Map<string, Bucket>();
-  const burst = perSecond * 2;
+  const burst = Math.max(1, perSecond * 2);
   let lastSweep = now();
-  return (req: Request, res: Response, next: NextFunction) => {
-    const who = req.principal;
-    if (perSecond <= 0 || !who || who.role === 'admin') return next();
-    const key = `${who.role}:${who.sub}`;
-    const t = now();
-    // Idle buckets are full again after burst/rate seconds: forget them so the map stays small.
-    if (t - lastSweep > 60_000) {
-      for (const [k, b] of buckets) if (t - b.at > (burst / perSecond) * 1000) buckets.delete(k);
-      lastSweep = t;
-    }
-    const b = buckets.get(key) ?? { tokens: burst, at: t };
-    b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * perSecond);
-    b.at = t;
-    buckets.set(key, b);
-    if (b.tokens < 1) {
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil((1 - b.tokens) / perSecond))));
-      return next(new ApiError('rate_limited', `more than ${perSecond} requests per second`));
-    }
-    b.tokens -= 1;
-    next();
+  return {
+    perSecond,
+    take(who) {
+      if (perSecond <= 0 || !who || who.role === 'admin') return null;
+      const key = `${who.role}:${who.sub}`;
+      const t = now();
+      // Idle buckets are full again after burst/rate seconds: forget them so the map stays small.
+      if (t - lastSweep > 60_000) {
+        for (const [k, b] of buckets) if (t - b.at > (burst / perSecond) * 1000) buckets.delete(k);
+        lastSweep = t;
+      }
+      let b = buckets.get(key);
+      if (!b) buckets.set(key, (b = { tokens: burst, at: t }));
+      b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * perSecond);
+      b.at = t;
+      if (b.tokens < 1) return Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
+      b.tokens -= 1;
+      return null;
+    },
+  };
+}
+
+/** The 429 for a caller over its rate (Retry-After is set by whoever sends the response). */
+export const rateLimited = (limiter: RateLimiter, retryAfterSeconds: number) =>
+  new ApiError('rate_limited', `more than ${limiter.perSecond} requests per second`, null, {
+    retryAfterSeconds,
+  });
+
+export function rateLimit(limiter: RateLimiter) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const wait = limiter.take(req.principal);
+    next(wait === null ? undefined : rateLimited(limiter, wait));
   };
 }

@@ -4,6 +4,7 @@
  * request here. The id comes from `X-Request-Id` when the caller sends a sane one, and is echoed.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../common/logger.js';
 
@@ -16,29 +17,37 @@ declare module 'express-serve-static-core' {
 
 const quiet = new Set(['/healthz', '/readyz', '/metrics']);
 
+/**
+ * Gives the request its id (echoed as `X-Request-Id`) and logs one line when the response is sent.
+ * Shared by the Express stack and the submission fast path.
+ */
+export function beginRequest(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  if (quiet.has(path) || !logger.isLevelEnabled('warn')) return id;
+  const started = performance.now();
+  res.on('finish', () => {
+    const status = res.statusCode;
+    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      { reqId: id, method: req.method, url: req.url, status, ms: +(performance.now() - started).toFixed(2) },
+      'request completed',
+    );
+  });
+  return id;
+}
+
 export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const given = req.headers['x-request-id'];
-    req.id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', req.id);
+    req.id = beginRequest(logger, req, res, req.path);
     req.log = logger;
-    if (quiet.has(req.path) || !logger.isLevelEnabled('warn')) return next();
-    const started = performance.now();
-    res.on('finish', () => {
-      const status = res.statusCode;
-      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          reqId: req.id,
-          method: req.method,
-          url: req.originalUrl,
-          status,
-          ms: +(performance.now() - started).toFixed(2),
-        },
-        'request completed',
-      );
-    });
     next();
   };
 }

@@ -11,8 +11,13 @@
  */
 import type pg from 'pg';
 import type { JobSpec } from '../../common/job-spec.js';
-import { admissionElement, admitJob, quotaError, type Admitted } from './admit.js';
-import { jobFromRow, type JobRecord } from './serialize.js';
+import { admissionElement, admittedJob, quotaError, type Admitted } from './admit.js';
+import type { JobRecord } from './serialize.js';
+
+interface AdmitRow {
+  id: string | null;
+  created_at: Date | null;
+}
 
 interface Waiting {
   tenantId: string;
@@ -24,13 +29,21 @@ interface Waiting {
 export interface AdmissionBatcherOptions {
   /** Most submissions in one call; more wait for the next. */
   maxBatch: number;
-  /** Batches in flight at once (each on its own pooled connection). */
+  /**
+   * Groups in flight at once, each from its statement to its answers. One is fastest under load:
+   * what arrives meanwhile forms a bigger group, and a bigger group costs less per submission
+   * (measured in bench:api: releasing the slot at the commit instead of after the answers made
+   * groups 6 submissions on average instead of 7.5; two groups in flight made them 4.2; both cost
+   * 10–25% of the throughput).
+   */
   maxInFlight: number;
   /**
    * Runs once per committed batch, before any of its submissions is answered: the enqueue, in one
    * round trip for the batch. It must not throw: what it fails to do, reconciliation does.
    */
   afterCommit?: (jobs: JobRecord[]) => Promise<void>;
+  /** Told the size of every admission call (a metric). */
+  onAdmission?: (size: number) => void;
 }
 
 export class AdmissionBatcher {
@@ -61,57 +74,50 @@ export class AdmissionBatcher {
   }
 
   private async run(batch: Waiting[]): Promise<void> {
-    if (batch.length === 1) return this.runAlone(batch[0]!);
-    const settled = await this.runBatch(batch);
-    if (settled) return;
+    this.options.onAdmission?.(batch.length);
+    const outcome = await this.admitAll(batch);
+    if (outcome.rows) return this.settle(batch, outcome.rows);
+    if (batch.length === 1) return batch[0]!.reject(outcome.error);
     // Nothing of the batch was written. Let each submission stand on its own, so that whatever
     // failed answers only the submission that caused it.
-    await Promise.all(batch.map((w) => this.runAlone(w)));
+    await Promise.all(
+      batch.map(async (w) => {
+        const alone = await this.admitAll([w]);
+        if (alone.rows) return this.settle([w], alone.rows);
+        w.reject(alone.error);
+      }),
+    );
   }
 
-  /** The single-submission statement, for a batch of one or one element of a failed batch. */
-  private async runAlone(w: Waiting): Promise<void> {
-    let admitted: Admitted;
-    try {
-      admitted = await admitJob(this.pool, { tenantId: w.tenantId, spec: w.spec, idempotencyKey: null });
-    } catch (err) {
-      return w.reject(err);
-    }
-    await this.options.afterCommit?.([admitted.job]);
-    w.resolve(admitted);
-  }
-
-  /** false when the statement failed (and so wrote nothing); otherwise every element is answered. */
-  private async runBatch(batch: Waiting[]): Promise<boolean> {
-    // Quota rows are locked in tenant order by every batch, so two batches in flight cannot
+  /** One call of the function for the whole group: nothing is written when it fails. */
+  private async admitAll(batch: Waiting[]): Promise<{ rows?: AdmitRow[]; error?: unknown }> {
+    // The function locks the group's quota rows in tenant order, so groups in flight cannot
     // deadlock; within a tenant, arrival order decides who gets the last free slot.
-    const ordered = batch
-      .map((w, i) => ({ w, i }))
-      .sort((a, b) => (a.w.tenantId < b.w.tenantId ? -1 : a.w.tenantId > b.w.tenantId ? 1 : a.i - b.i))
-      .map((x) => x.w);
-    let rows: Record<string, unknown>[];
     try {
-      const r = await this.pool.query({
+      const r = await this.pool.query<AdmitRow>({
         name: 'admit-jobs',
         text: 'SELECT * FROM admit_jobs($1::jsonb)',
-        values: [JSON.stringify(ordered.map((w) => admissionElement(w.tenantId, w.spec)))],
+        values: [JSON.stringify(batch.map((w) => admissionElement(w.tenantId, w.spec)))],
       });
-      rows = r.rows;
-    } catch {
-      return false;
+      return { rows: r.rows };
+    } catch (error) {
+      return { error };
     }
-    const jobs = ordered.map((_, i) => {
+  }
+
+  /** Enqueues the admitted jobs (one round trip), then answers every submission of the group. */
+  private async settle(batch: Waiting[], rows: AdmitRow[]): Promise<void> {
+    const jobs = batch.map((w, i) => {
       const row = rows[i];
-      return row && row.id !== null ? jobFromRow(row) : null;
+      return row?.id && row.created_at ? admittedJob(w.tenantId, w.spec, row.id, row.created_at) : null;
     });
     await this.options.afterCommit?.(jobs.filter((j): j is JobRecord => j !== null));
     await Promise.all(
-      ordered.map(async (w, i) => {
+      batch.map(async (w, i) => {
         const job = jobs[i];
         if (job) return w.resolve({ job, created: true });
         w.reject(await quotaError(this.pool, w.tenantId, w.spec.resources.devices).catch((e: unknown) => e));
       }),
     );
-    return true;
   }
 }

@@ -14,14 +14,14 @@ import { jobFromRow, type JobRecord } from './serialize.js';
 // The current period restarts at each calendar month (UTC): usage from an earlier month is ignored.
 const PERIOD_USED = `CASE WHEN period_start < date_trunc('month', now()) THEN 0 ELSE period_device_seconds END`;
 
-// The admission itself is the `admit_jobs` SQL function (its migration explains it), shared with
+// The admission itself is the `admit_jobs` SQL function (its migrations explain it), shared with
 // group admission (admission-batcher.ts); a refusal comes back as a row of NULLs.
 const ADMIT_SQL = `
 WITH j AS (
   SELECT * FROM admit_jobs($1::jsonb)
 ), k AS (
   INSERT INTO idempotency_keys (tenant_id, key, request_hash, job_id)
-  SELECT tenant_id, $2, $3, id FROM j WHERE id IS NOT NULL AND $2::text IS NOT NULL
+  SELECT $4::uuid, $2, $3, id FROM j WHERE id IS NOT NULL AND $2::text IS NOT NULL
 )
 SELECT * FROM j`;
 
@@ -35,6 +35,34 @@ export function admissionElement(tenantId: string, spec: JobSpec) {
     devices: spec.resources.devices,
     max_attempts: spec.maxAttempts,
     spec,
+  };
+}
+
+/**
+ * The record of a job `admit_jobs` just created: it returns only the id and the commit time, the
+ * rest is what was inserted plus the column defaults of a new row (queued, attempt 0, queue_seq 0).
+ * A test compares it with the row as read back.
+ */
+export function admittedJob(tenantId: string, spec: JobSpec, id: string, createdAt: Date): JobRecord {
+  return {
+    id,
+    tenantId,
+    name: spec.name,
+    status: 'queued',
+    priority: priorityLevels[spec.priority],
+    pool: spec.pool,
+    devices: spec.resources.devices,
+    spec,
+    attempts: 0,
+    maxAttempts: spec.maxAttempts,
+    queueSeq: 0,
+    waitReason: 'capacity',
+    lastError: null,
+    deviceSeconds: 0,
+    createdAt,
+    updatedAt: createdAt,
+    startedAt: null,
+    finishedAt: null,
   };
 }
 
@@ -65,7 +93,12 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
     const r = await pool.query({
       name: 'admit-job',
       text: ADMIT_SQL,
-      values: [JSON.stringify([admissionElement(req.tenantId, req.spec)]), req.idempotencyKey, hash],
+      values: [
+        JSON.stringify([admissionElement(req.tenantId, req.spec)]),
+        req.idempotencyKey,
+        hash,
+        req.tenantId,
+      ],
     });
     rows = r.rows;
   } catch (err) {
@@ -78,7 +111,10 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
   }
   const row = rows[0];
   if (!row || row.id === null) throw await quotaError(pool, req.tenantId, devices);
-  return { job: jobFromRow(row), created: true };
+  return {
+    job: admittedJob(req.tenantId, req.spec, row.id as string, row.created_at as Date),
+    created: true,
+  };
 }
 
 async function findIdempotent(

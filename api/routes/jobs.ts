@@ -8,14 +8,12 @@ import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { jobListSchema, jobSchema, listJobsQuery, uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
-import { admitJob } from '../jobs/admit.js';
-import { AdmissionBatcher } from '../jobs/admission-batcher.js';
+import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
-import { jobFromRow, serializeJob, type JobRecord } from '../jobs/serialize.js';
+import { jobFromRow, serializeJob } from '../jobs/serialize.js';
 import type { ApiDeps } from '../deps.js';
 
-const idempotencyKeySchema = z.string().min(1).max(255);
 const idParams = z.object({ id: z.uuid() });
 
 function decodeCursor(after: string): { createdAt: Date; id: string } {
@@ -31,27 +29,10 @@ function decodeCursor(after: string): { createdAt: Date; id: string } {
 const encodeCursor = (createdAt: Date, id: string) =>
   Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
 
-export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: SubmitJob): Router {
   const r = Router();
   const tenantOnly = requireRole('tenant');
   const { pool } = deps.db;
-  /** What follows the commit of new jobs: count them and enqueue them (nothing here may throw). */
-  async function afterCommit(jobs: JobRecord[]): Promise<void> {
-    if (!jobs.length) return;
-    if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
-    deps.metrics.jobsSubmitted.inc(jobs.length);
-    // No event notification here: nobody can be watching a job whose id this response carries.
-    try {
-      await deps.queue.enqueueMany(
-        jobs.map((j) => ({ jobId: j.id, tenantId: j.tenantId, queueSeq: j.queueSeq })),
-      );
-    } catch (err) {
-      // Committed but not enqueued: the jobs are accepted; reconciliation enqueues them.
-      deps.logger.warn({ err, jobIds: jobs.map((j) => j.id) }, 'enqueue failed; left to reconciliation');
-    }
-  }
-  const batcher = new AdmissionBatcher(pool, { maxBatch: 64, maxInFlight: 2, afterCommit });
-
   /** A job of the calling tenant, or 404 (another tenant's job does not exist for this caller). */
   async function ownJob(req: Request) {
     const id = req.params.id as string;
@@ -80,37 +61,10 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       429: json(jobSchema, 'Quota exceeded'),
     },
   });
+  // Requests in the usual form are answered by the fast path before Express sees them
+  // (api/http/submit-fast-path.ts); this route answers the rest, through the same submitter.
   r.post('/v1/jobs', tenantOnly, async (req, res) => {
-    const tenantId = tenantOf(req);
-    const spec = parseOrThrow(jobSpecSchema, req.body);
-    const rawKey = req.get('idempotency-key');
-    const idempotencyKey =
-      rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
-    if (spec.initialCheckpoint) {
-      const ck = await pool.query(
-        `SELECT 1 FROM checkpoints c JOIN jobs j ON j.id = c.job_id
-          WHERE c.id = $1 AND c.job_id = $2 AND j.tenant_id = $3`,
-        [spec.initialCheckpoint.checkpointId, spec.initialCheckpoint.jobId, tenantId],
-      );
-      if (!ck.rows[0]) {
-        throw new ApiError(
-          'invalid_request',
-          'no such checkpoint among your jobs',
-          'initialCheckpoint.checkpointId',
-        );
-      }
-    }
-    if (!idempotencyKey) {
-      // Enqueued by the batcher (afterCommit) before it answers.
-      const { job } = await batcher.admit(tenantId, spec);
-      res.status(201).json(serializeJob(job));
-      return;
-    }
-    const admitted = await admitJob(pool, { tenantId, spec, idempotencyKey });
-    const { job } = admitted;
-    if (admitted.created) await afterCommit([job]);
-    else res.setHeader('Idempotent-Replayed', 'true');
-    res.status(201).json(serializeJob(job));
+    sendSubmitted(res, await submit(tenantOf(req), req.body, req.get('idempotency-key')));
   });
 
   registerRoute(registry, {

@@ -44,6 +44,21 @@ describe('POST /v1/jobs', () => {
     );
   });
 
+  test('the created job in the response is the job as stored (GET returns the same object)', async () => {
+    const spec = { ...minimal, name: 'same-as-stored', priority: 'high', maxAttempts: 5 };
+    const posted = await alice.as(h.http.post('/v1/jobs')).send(spec).expect(201);
+    const got = await alice.as(h.http.get(`/v1/jobs/${posted.body.id}`)).expect(200);
+    // Only the queue position is computed at read time.
+    assert.deepEqual({ ...posted.body, queuePosition: got.body.queuePosition }, got.body);
+    const keyed = await alice
+      .as(h.http.post('/v1/jobs'))
+      .set('Idempotency-Key', 'stored-shape')
+      .send({ ...spec, name: 'keyed' })
+      .expect(201);
+    const gotKeyed = await alice.as(h.http.get(`/v1/jobs/${keyed.body.id}`)).expect(200);
+    assert.deepEqual({ ...keyed.body, queuePosition: gotKeyed.body.queuePosition }, gotKeyed.body);
+  });
+
   test('the same Idempotency-Key and body return the same job; another body is 409', async () => {
     const key = 'retry-123';
     const a = await alice.as(h.http.post('/v1/jobs')).set('Idempotency-Key', key).send(minimal).expect(201);

@@ -92,6 +92,16 @@ async function post(path: string, token: string, body: string): Promise<number> 
   return res.statusCode;
 }
 
+/** Admission calls so far and their mean size, from the API's own histogram on /metrics. */
+async function admissionBatches(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+  const count = value(/^timeshare_api_admission_batch_size_count(?:\{[^}]*\})? (\S+)$/m);
+  const sum = value(/^timeshare_api_admission_batch_size_sum(?:\{[^}]*\})? (\S+)$/m);
+  const alone = value(/^timeshare_api_admission_batch_size_bucket\{le="1"\} (\S+)$/m);
+  return { count, mean: sum / count, alonePct: (100 * alone) / count };
+}
+
 async function json(url: string, init: RequestInit) {
   const res = await fetch(url, init);
   if (!res.ok) throw new Error(`${init.method} ${url} → ${res.status} ${await res.text()}`);
@@ -169,6 +179,7 @@ async function main() {
       return (await post('/v1/jobs', tokens[i % TENANTS]!, body(i))) === 201;
     });
     const cpu1 = await cpuSnapshot(api.child.pid!, db.name, probe);
+    const batches = await admissionBatches(url);
     probe.disconnect();
     const bullRun = await runConcurrent(TOTAL, CONCURRENCY, async (i) => {
       await queue.add(
@@ -190,6 +201,9 @@ async function main() {
     console.log(
       `CPU per submission: api ${fmt(per('api'), 3)} ms, postgres ${fmt(per('postgres'), 3)} ms, redis ${fmt(per('redis'), 3)} ms, ` +
         `load generator ${fmt(per('client'), 3)} ms; total ${fmt(total, 3)} ms → at most ${fmt(2000 / total, 0)}/s on 2 idle cores`,
+    );
+    console.log(
+      `admission calls: ${batches.count} for ${TOTAL + 500} submissions (mean ${fmt(batches.mean, 1)} per call; ${fmt(batches.alonePct, 0)}% of calls alone)`,
     );
     console.log(
       `targets: ≥ 1500 submissions/s (${apiRun.perSecond >= 1500 ? 'met' : 'NOT met'}), p99 < 50 ms (${apiRun.p99 < 50 ? 'met' : 'NOT met'})`,

@@ -1,0 +1,91 @@
+/**
+ * Submitting a job, whichever HTTP path carried it: validation, the initial checkpoint's ownership,
+ * admission (grouped, or the single statement with an Idempotency-Key) and the enqueue. The Express
+ * route and the fast path (api/http/submit-fast-path.ts) both call the one submitter of a process,
+ * so they share its admission groups.
+ */
+import type { ServerResponse } from 'node:http';
+import { z } from '../../common/zod.js';
+import { ApiError } from '../../common/errors.js';
+import { jobSpecSchema } from '../../common/job-spec.js';
+import { parseOrThrow } from '../http/validate.js';
+import { admitJob } from './admit.js';
+import { AdmissionBatcher } from './admission-batcher.js';
+import { serializeJob, type JobRecord } from './serialize.js';
+import { sendJson } from '../http/send-json.js';
+import type { ApiDeps } from '../deps.js';
+
+export const idempotencyKeySchema = z.string().min(1).max(255);
+
+export interface Submitted {
+  job: JobRecord;
+  /** An earlier request with the same Idempotency-Key created the job. */
+  replayed: boolean;
+}
+
+export type SubmitJob = (
+  tenantId: string,
+  body: unknown,
+  idempotencyKey: string | undefined,
+) => Promise<Submitted>;
+
+export function createSubmitter(deps: ApiDeps): SubmitJob {
+  const { pool } = deps.db;
+
+  /** What follows the commit of new jobs: count them and enqueue them (nothing here may throw). */
+  async function afterCommit(jobs: JobRecord[]): Promise<void> {
+    if (!jobs.length) return;
+    if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
+    deps.metrics.jobsSubmitted.inc(jobs.length);
+    // No event notification here: nobody can be watching a job whose id this response carries.
+    try {
+      await deps.queue.enqueueMany(
+        jobs.map((j) => ({ jobId: j.id, tenantId: j.tenantId, queueSeq: j.queueSeq })),
+      );
+    } catch (err) {
+      // Committed but not enqueued: the jobs are accepted; reconciliation enqueues them.
+      deps.logger.warn({ err, jobIds: jobs.map((j) => j.id) }, 'enqueue failed; left to reconciliation');
+    }
+  }
+
+  const batcher = new AdmissionBatcher(pool, {
+    maxBatch: 64,
+    maxInFlight: 1,
+    afterCommit,
+    onAdmission: (size) => deps.metrics.admissionBatchSize.observe(size),
+  });
+
+  return async (tenantId, body, rawKey) => {
+    const spec = parseOrThrow(jobSpecSchema, body);
+    const idempotencyKey =
+      rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
+    if (spec.initialCheckpoint) {
+      const ck = await pool.query(
+        `SELECT 1 FROM checkpoints c JOIN jobs j ON j.id = c.job_id
+          WHERE c.id = $1 AND c.job_id = $2 AND j.tenant_id = $3`,
+        [spec.initialCheckpoint.checkpointId, spec.initialCheckpoint.jobId, tenantId],
+      );
+      if (!ck.rows[0]) {
+        throw new ApiError(
+          'invalid_request',
+          'no such checkpoint among your jobs',
+          'initialCheckpoint.checkpointId',
+        );
+      }
+    }
+    if (!idempotencyKey) {
+      // Enqueued by the batcher (afterCommit) before it answers.
+      const { job } = await batcher.admit(tenantId, spec);
+      return { job, replayed: false };
+    }
+    const admitted = await admitJob(pool, { tenantId, spec, idempotencyKey });
+    if (admitted.created) await afterCommit([admitted.job]);
+    return { job: admitted.job, replayed: !admitted.created };
+  };
+}
+
+/** The 201 for a submission, as both HTTP paths send it. */
+export function sendSubmitted(res: ServerResponse, { job, replayed }: Submitted): void {
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+  sendJson(res, 201, serializeJob(job));
+}
