@@ -95,7 +95,10 @@ export interface FastPathParts {
 
 /** A request handler that answers the submissions it takes and returns false for everything else. */
 export function submitFastPath(deps: ApiDeps, parts: FastPathParts) {
-  const limit = bytes.parse(deps.config.TIMESHARE_BODY_LIMIT) ?? 0;
+  const parsedLimit = bytes.parse(deps.config.TIMESHARE_BODY_LIMIT);
+  if (parsedLimit === null)
+    throw new Error(`TIMESHARE_BODY_LIMIT: not a size: ${deps.config.TIMESHARE_BODY_LIMIT}`);
+  const limit = parsedLimit;
   const { logger, metrics } = deps;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -56,6 +56,12 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
   });
 
   return async (tenantId, body, rawKey) => {
+    // No parsed body: none was sent, or not as JSON (curl -d sends a form content type).
+    if (body === undefined)
+      throw new ApiError(
+        'invalid_request',
+        'send the job spec as a JSON body with Content-Type: application/json',
+      );
     const spec = parseOrThrow(jobSpecSchema, body);
     const idempotencyKey =
       rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');

@@ -67,6 +67,7 @@ describe('both paths answer alike', () => {
     ],
     ['a wrong field → 400 naming it', (p) => t.as(h.http.post(p)).send({ ...spec('x'), devices: 2 })],
     ['not an object → 400', (p) => t.as(h.http.post(p)).send([1, 2])],
+    ['a form body instead of JSON → 400', (p) => t.as(h.http.post(p)).type('form').send('name=x')],
     [
       'a body over the limit → 413',
       (p) => t.as(h.http.post(p)).send({ ...spec('x'), pad: 'x'.repeat(20_000) }),
