@@ -13,6 +13,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import bytes from 'bytes';
+import { parse as parseContentType } from 'content-type';
 import { ApiError } from '../../common/errors.js';
 import { checkRole, type Identify } from '../auth/middleware.js';
 import { sendSubmitted, type SubmitJob } from '../jobs/submit.js';
@@ -23,21 +24,18 @@ import type { ApiDeps } from '../deps.js';
 
 const ROUTE = '/v1/jobs';
 
-/** `application/json`, with no parameter or only `charset=utf-8` (what express.json parses as UTF-8). */
+/**
+ * An uncompressed `application/json` body in UTF-8, read with the parser body-parser uses: what
+ * express.json would decode as UTF-8 (other parameters it ignores, and so does this).
+ */
 function isPlainJson(headers: IncomingHttpHeaders): boolean {
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
-  const type = headers['content-type'];
-  if (!type) return false;
-  const semi = type.indexOf(';');
-  if (semi < 0) return type.trim().toLowerCase() === 'application/json';
-  if (type.slice(0, semi).trim().toLowerCase() !== 'application/json') return false;
-  const param = type
-    .slice(semi + 1)
-    .trim()
-    .toLowerCase()
-    .replace(/"/g, '');
-  return param === 'charset=utf-8' || param === 'charset=utf8';
+  const header = headers['content-type'];
+  if (!header) return false;
+  const { type, parameters } = parseContentType(header);
+  const charset = parameters.charset?.toLowerCase();
+  return type === 'application/json' && (charset === undefined || charset === 'utf-8' || charset === 'utf8');
 }
 
 const tooLarge = () => new ApiError('payload_too_large', 'request body is too large');

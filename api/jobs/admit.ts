@@ -1,8 +1,10 @@
 /**
- * Job submission: quota admission, the job row, its first event and the idempotency record are one
- * SQL statement. The quota row's UPDATE is the serialisation point — concurrent submissions of a
- * tenant queue on that row lock for the length of one statement, so a limit of N admits exactly N
- * however many arrive at once, and a rejected submission writes nothing.
+ * Job admission in SQL. `admit_jobs` (see its migrations) takes the quota row's lock, admits what
+ * every quota allows and writes the job rows, their first events and the quota count in one
+ * statement; concurrent submissions of a tenant queue on that row lock for the length of one
+ * statement, so a limit of N admits exactly N however many arrive at once, and a refused
+ * submission writes nothing. A submission with an Idempotency-Key also writes its key record in
+ * that same statement (admitJob); the others are admitted in groups (admission-batcher.ts).
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -21,7 +23,7 @@ WITH j AS (
   SELECT * FROM admit_jobs($1::jsonb)
 ), k AS (
   INSERT INTO idempotency_keys (tenant_id, key, request_hash, job_id)
-  SELECT $4::uuid, $2, $3, id FROM j WHERE id IS NOT NULL AND $2::text IS NOT NULL
+  SELECT $4::uuid, $2, $3, id FROM j WHERE id IS NOT NULL
 )
 SELECT * FROM j`;
 
@@ -66,10 +68,11 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
   };
 }
 
+/** A submission with an Idempotency-Key (those without one are admitted in groups). */
 export interface AdmitRequest {
   tenantId: string;
   spec: JobSpec;
-  idempotencyKey: string | null;
+  idempotencyKey: string;
 }
 
 export interface Admitted {
@@ -82,10 +85,8 @@ export const requestHash = (spec: JobSpec) => createHash('sha256').update(JSON.s
 
 export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitted> {
   const hash = requestHash(req.spec);
-  if (req.idempotencyKey) {
-    const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
-    if (prior) return prior;
-  }
+  const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
+  if (prior) return prior;
   const devices = req.spec.resources.devices;
   let rows: Record<string, unknown>[];
   try {
@@ -103,7 +104,7 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
     rows = r.rows;
   } catch (err) {
     // A concurrent request with the same idempotency key won the insert: answer as it did.
-    if ((err as { code?: string }).code === '23505' && req.idempotencyKey) {
+    if ((err as { code?: string }).code === '23505') {
       const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
       if (prior) return prior;
     }
