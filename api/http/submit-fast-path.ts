@@ -65,8 +65,12 @@ function readJson(req: IncomingMessage, res: ServerResponse, limit: number): Pro
     };
     req.on('data', onData);
     req.on('error', reject);
-    // A client gone before the end of its body: nothing to answer, but settle (after 'end' a no-op).
-    req.on('close', () => reject(new ApiError('invalid_request', 'the request body was cut short')));
+    // A client gone before the end of its body: nothing to answer, but settle. Node reports that
+    // as 'error' (aborted); 'close' is the backstop. It follows every request, so the error (and
+    // its stack) is built only for a cut body: building it every time cost ~3% of the API's CPU.
+    req.on('close', () => {
+      if (!req.complete) reject(new ApiError('invalid_request', 'the request body was cut short'));
+    });
     req.on('end', () => {
       if (size > limit) return;
       let text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');

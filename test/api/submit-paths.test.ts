@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { takesRequest } from '../../api/http/submit-fast-path.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
@@ -85,11 +87,28 @@ describe('both paths answer alike', () => {
     });
   }
 
+  test('a client that leaves mid-body gets nothing admitted; the server goes on answering', async () => {
+    // The part sent is a whole job spec, but Content-Length promises more: it must not be admitted.
+    const part = JSON.stringify(spec('cut-short'));
+    const { port } = new URL(h.api.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      `POST ${FAST} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${part.length + 100}\r\n\r\n${part}`,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.destroy();
+    await t.as(h.http.post(FAST)).send(spec('after-cut')).expect(201);
+    const cut = await h.api.deps.db.pool.query(`SELECT 1 FROM jobs WHERE name = 'cut-short'`);
+    assert.equal(cut.rowCount, 0);
+  });
+
   test('no job was written by any of the failures', async () => {
     const r = await h.api.deps.db.pool.query('SELECT name FROM jobs ORDER BY name');
     assert.deepEqual(
       r.rows.map((x) => x.name),
-      ['express', 'fast', 'traced'],
+      ['after-cut', 'express', 'fast', 'traced'],
     );
   });
 
