@@ -7,6 +7,12 @@
 // versions of the lock share one Redis without replacing each other's code. A Redis that lost
 // its functions (restart, FUNCTION FLUSH) answers "Function not found": the library is loaded
 // again and the call retried once.
+//
+// Each upgrade would leave its predecessor's library behind for good, so every load stamps its
+// library in a registry hash and deletes the libraries nobody has loaded for a day. A process
+// still running such a version loses nothing: its next call finds its functions missing, loads
+// them again (stamping them anew) and retries. Two live versions cannot keep deleting each other:
+// only a library a day past its last load goes.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -72,10 +78,53 @@ function library(): Library {
   return cache;
 }
 
+/** FUNCTIONs live outside every key prefix, so their registry does too. */
+export const libraryRegistryKey = 'ts_device_lock:libraries';
+export const libraryIdleMs = 24 * 3600 * 1000;
+const libraryPattern = 'ts_device_lock_*';
+
+export function currentLibraryName(): string {
+  return /^#!lua name=(\S+)/.exec(library().code)![1]!;
+}
+
+/** Library names from FUNCTION LIST, whose RESP2 reply is one flat [key, value, ...] list each. */
+function libraryNames(reply: unknown): string[] {
+  return (reply as unknown[][]).map((entry) => String(entry[entry.indexOf('library_name') + 1]));
+}
+
+/** Deletes the device-lock libraries no process has loaded for `libraryIdleMs` (best effort). */
+async function pruneIdleLibraries(redis: Redis, current: string, now: number): Promise<void> {
+  const [listed, stamps] = await Promise.all([
+    redis.function('LIST', 'LIBRARYNAME', libraryPattern).then(libraryNames),
+    redis.hgetall(libraryRegistryKey),
+  ]);
+  for (const name of listed) {
+    if (name === current) continue;
+    const stamp = stamps[name];
+    // Loaded by code older than the registry: its day of grace starts now.
+    if (stamp === undefined) await redis.hsetnx(libraryRegistryKey, name, now);
+    else if (now - Number(stamp) > libraryIdleMs) {
+      await redis.function('DELETE', name).catch(() => {}); // another process may have been first
+      await redis.hdel(libraryRegistryKey, name);
+    }
+  }
+  const gone = Object.keys(stamps).filter((n) => !listed.includes(n) && n !== current);
+  if (gone.length) await redis.hdel(libraryRegistryKey, ...gone);
+}
+
+/** Loads this version's library, stamps it and prunes idle ones; resolves once all is done. */
+export async function loadLibrary(redis: Redis, now = Date.now()): Promise<void> {
+  await redis.function('LOAD', 'REPLACE', library().code);
+  const current = currentLibraryName();
+  await redis.hset(libraryRegistryKey, current, now);
+  // Housekeeping must never fail a load: a library left over is only memory.
+  await pruneIdleLibraries(redis, current, now).catch(() => {});
+}
+
 const loaded = new WeakMap<Redis, Promise<void>>();
 
 function load(redis: Redis): Promise<void> {
-  const p = redis.function('LOAD', 'REPLACE', library().code).then(() => undefined);
+  const p = loadLibrary(redis);
   loaded.set(redis, p);
   p.catch(() => loaded.delete(redis));
   return p;
