@@ -25,10 +25,13 @@ function run(
   args: string[] = [],
   nodeFlags: string[] = [],
 ): ChildProcess {
+  // Each child in its own process group: Ctrl-C in the terminal signals only this process, which
+  // then stops the children in order (stop below) instead of all at once.
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, entry), ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   const prefix = `[${name}] `;
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -76,13 +79,27 @@ function readable(line: string): string {
   }
 }
 
+/** A child's shutdown grace: a draining worker checkpoints its jobs first. */
+const STOP_GRACE_MS = 60_000;
+
+/** SIGTERM, then SIGKILL if the child is still there after the grace period. */
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
 let stopping = false;
-async function stop(code: number): Promise<never> {
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
   stopping = true;
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  await Promise.all(
-    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
-  );
+  // In reverse order of start: the worker drains first (its jobs checkpoint and are handed back
+  // through the API), then the scheduler, then the API. Stopped together, the worker's hand-backs
+  // found the API gone and it hung retrying them.
+  for (const child of [...children].reverse()) await terminate(child);
   for (const s of services) await s.stop();
   process.exit(code);
 }
@@ -153,8 +170,7 @@ async function main(): Promise<void> {
   );
 }
 
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
 main().catch(async (err) => {
   console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
   await stop(1);
