@@ -119,6 +119,11 @@ export class ControlPlaneClient {
     return res.applied === true;
   }
 
+  /** The daemon is shutting down: the scheduler places nothing more on this node. */
+  async drain(nodeId: string): Promise<void> {
+    await this.send('POST', `/v1/nodes/${nodeId}/drain`, undefined, await this.authHeader());
+  }
+
   async heartbeat(nodeId: string, devices: { index: number; freeMemoryBytes: number }[]): Promise<void> {
     await this.send('POST', `/v1/nodes/${nodeId}/heartbeat`, { devices }, await this.authHeader());
   }

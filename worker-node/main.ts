@@ -90,6 +90,10 @@ async function main(): Promise<void> {
       { signal, jobs: supervisor.running.length },
       'draining: jobs checkpoint and return to the queue',
     );
+    // Said first, so the scheduler does not place the jobs handed back below onto this node again.
+    await client
+      .drain(nodeId)
+      .catch((err) => logger.warn({ err: String(err) }, 'could not mark the node draining'));
     await supervisor.drain(config.TIMESHARE_DRAIN_TIMEOUT_MS);
     clearInterval(heartbeatTimer);
     sub.disconnect();

@@ -199,17 +199,46 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       const id = req.params.id as string;
       if (!uuidParam.safeParse(id).success) throw notFound('node');
       const body = parseOrThrow(heartbeatSchema, req.body);
-      const updated = await prisma.node.updateMany({
-        where: { id },
-        data: { lastHeartbeatAt: new Date(), status: 'ready' },
+      // A beat revives a lost node but leaves a draining one draining: only registering again
+      // (a restarted daemon) makes it ready.
+      const now = new Date();
+      const revived = await prisma.node.updateMany({
+        where: { id, status: { not: 'draining' } },
+        data: { lastHeartbeatAt: now, status: 'ready' },
       });
-      if (updated.count === 0) throw notFound('node');
+      if (revived.count === 0) {
+        const draining = await prisma.node.updateMany({ where: { id }, data: { lastHeartbeatAt: now } });
+        if (draining.count === 0) throw notFound('node');
+      }
       for (const d of body.devices) {
         await prisma.device.updateMany({
           where: { nodeId: id, index: d.index },
           data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
         });
       }
+      res.status(204).end();
+    },
+  );
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/drain',
+    summary:
+      'A worker daemon is shutting down: no new placements on it; its jobs checkpoint and come back through /finish',
+    tags: ['nodes'],
+    request: { params: z.object({ id: z.uuid() }) },
+    responses: { 204: { description: 'The node is draining' } },
+  });
+  r.post(
+    '/v1/nodes/:id/drain',
+    requireRole('node'),
+    requireOwnNode(nodeOwnedBy(deps.db.pool)),
+    async (req, res) => {
+      const id = req.params.id as string;
+      if (!uuidParam.safeParse(id).success) throw notFound('node');
+      const updated = await prisma.node.updateMany({ where: { id }, data: { status: 'draining' } });
+      if (updated.count === 0) throw notFound('node');
+      req.log.info({ nodeId: id }, 'node draining');
       res.status(204).end();
     },
   );

@@ -79,8 +79,8 @@ function readable(line: string): string {
   }
 }
 
-/** A child's shutdown grace: a draining worker checkpoints its jobs first. */
-const STOP_GRACE_MS = 60_000;
+/** A child's shutdown grace: the worker's own drain timeout (its jobs checkpoint first) and some. */
+const STOP_GRACE_MS = Number(process.env.TIMESHARE_DRAIN_TIMEOUT_MS ?? 60_000) + 15_000;
 
 /** SIGTERM, then SIGKILL if the child is still there after the grace period. */
 async function terminate(child: ChildProcess): Promise<void> {

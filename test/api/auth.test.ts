@@ -167,6 +167,7 @@ describe('roles', () => {
     await b(h.http.post(`/v1/nodes/${node.id}/heartbeat`))
       .send({ devices: [] })
       .expect(404);
+    await b(h.http.post(`/v1/nodes/${node.id}/drain`)).expect(404);
     await b(h.http.post(`/v1/nodes/${node.id}/jobs/00000000-0000-4000-8000-000000000000/finish`))
       .send({ outcome: 'succeeded' })
       .expect(404);
@@ -176,6 +177,31 @@ describe('roles', () => {
       .expect(200);
     await b(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(200);
     await a(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(404);
+  });
+
+  test('a draining node stays draining through heartbeats until it registers again', async () => {
+    const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'drainer' }).expect(201);
+    const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+    const asNode = (r: ReturnType<typeof h.http.get>) => r.set('Authorization', `Bearer ${tok.body.token}`);
+    const registration = {
+      name: 'drain-node',
+      devices: [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }],
+    };
+    const node = (await asNode(h.http.post('/v1/nodes/register')).send(registration).expect(200)).body;
+    const status = async () =>
+      (
+        (await h.admin(h.http.get('/v1/nodes')).expect(200)).body.data as { id: string; status: string }[]
+      ).find((n) => n.id === node.id)?.status;
+    assert.equal(await status(), 'ready');
+    await asNode(h.http.post(`/v1/nodes/${node.id}/drain`)).expect(204);
+    assert.equal(await status(), 'draining');
+    await asNode(h.http.post(`/v1/nodes/${node.id}/heartbeat`))
+      .send({ devices: [] })
+      .expect(204);
+    assert.equal(await status(), 'draining', 'a heartbeat does not undo the drain');
+    await asNode(h.http.post('/v1/nodes/register')).send(registration).expect(200);
+    assert.equal(await status(), 'ready', 'a restarted daemon is placeable again');
+    await acme.as(h.http.post(`/v1/nodes/${node.id}/drain`)).expect(403);
   });
 
   test('the admin key is not a tenant', async () => {

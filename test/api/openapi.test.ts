@@ -34,6 +34,7 @@ test('GET /v1/openapi.json is OpenAPI 3.1 generated from the validating schemas'
     '/v1/nodes/{id}/timeline',
     '/v1/nodes/register',
     '/v1/nodes/{id}/heartbeat',
+    '/v1/nodes/{id}/drain',
     '/v1/nodes/{id}/assignments',
     '/v1/nodes/{id}/jobs/{jobId}/start',
     '/v1/nodes/{id}/jobs/{jobId}/report',

@@ -155,6 +155,8 @@ test(
     const daemon = c.workers.get('ctl-node')!;
     const code = await daemon.kill('SIGTERM');
     assert.equal(code, 0, daemon.output());
+    const nodes = (await c.h.admin(c.h.http.get('/v1/nodes')).expect(200)).body.data;
+    assert.equal(nodes.find((n: { name: string }) => n.name === 'ctl-node')?.status, 'draining');
     const events = await eventsOf(c, t, id);
     const drained = events.find((e) => e.type === 'job.queued' && e.data.reason === 'drained');
     assert.ok(drained, 'requeued as drained');

@@ -128,6 +128,9 @@ test(
         [jobId],
       );
       assert.equal(drained.rowCount, 1, `requeued as drained:\n${first.output()}`);
+      // The node said it was draining before handing the job back, so nothing placed it there again.
+      const job = await c.query('SELECT status FROM jobs WHERE id = $1', [jobId]);
+      assert.equal(job.rows[0].status, 'queued');
       const { rows } = await c.query('SELECT max(step)::int AS step FROM checkpoints WHERE job_id = $1', [
         jobId,
       ]);
