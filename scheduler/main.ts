@@ -33,6 +33,8 @@ const placement = startPlacementConsumer({
     maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE,
     heartbeatTimeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
     retryMs: config.TIMESHARE_PLACEMENT_RETRY_MS,
+    lockMs: config.TIMESHARE_PLACEMENT_LOCK_MS,
+    ...(config.TIMESHARE_FAULT ? { fault: config.TIMESHARE_FAULT } : {}),
   },
 });
 

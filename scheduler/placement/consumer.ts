@@ -20,6 +20,10 @@ export interface PlacementOptions {
   maxJobsPerDevice: number;
   heartbeatTimeoutMs: number;
   retryMs: number;
+  /** How long a scheduler's hold on a queue entry outlives the scheduler (it renews while alive). */
+  lockMs: number;
+  /** Test-only: `crash_in_placement` dies holding the first entry it takes. */
+  fault?: string;
 }
 
 export function startPlacementConsumer(deps: {
@@ -34,6 +38,7 @@ export function startPlacementConsumer(deps: {
 
   async function handle(entry: BullJob<QueuedJobMessage>, token?: string): Promise<void> {
     const { jobId, queueSeq } = entry.data;
+    if (options.fault === 'crash_in_placement') process.kill(process.pid, 'SIGKILL');
     const r = await pool.query(
       `SELECT status, queue_seq, pool, devices, spec->'workflow'->>'mode' AS mode FROM jobs WHERE id = $1`,
       [jobId],
@@ -66,6 +71,12 @@ export function startPlacementConsumer(deps: {
     prefix: names.bullPrefix,
     concurrency: 1,
     removeOnComplete: { count: 0 },
+    // An entry held by a scheduler that died goes back to the queue within lockMs * 1.5. Handling
+    // an entry twice is harmless (it re-checks the row's status and queue_seq), so however often
+    // schedulers die holding it, it is never failed as stalled.
+    lockDuration: options.lockMs,
+    stalledInterval: Math.ceil(options.lockMs / 2),
+    maxStalledCount: Number.MAX_SAFE_INTEGER,
   });
   worker.on('failed', (entry, err) => {
     if (!(err instanceof DelayedError)) logger.warn({ err, jobId: entry?.data.jobId }, 'placement failed');

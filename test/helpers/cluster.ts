@@ -32,6 +32,7 @@ export async function startCluster(
     TIMESHARE_NODE_TIMEOUT_MS: String(opts.nodeTimeoutMs ?? 3000),
     TIMESHARE_MAX_JOBS_PER_DEVICE: String(opts.maxJobsPerDevice ?? 2),
     TIMESHARE_PLACEMENT_RETRY_MS: '250',
+    TIMESHARE_PLACEMENT_LOCK_MS: '2000',
     TIMESHARE_HEARTBEAT_MS: '500',
     TIMESHARE_ASSIGNMENT_POLL_MS: '500',
     TIMESHARE_LEASE_MS: '3000',
