@@ -2,7 +2,7 @@
  * Pools and nodes. Admins read them; worker daemons (node credentials) register their devices and
  * heartbeat. A node's pool is created on first registration.
  */
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
 import { notFound } from '../../common/errors.js';
@@ -191,34 +191,36 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     },
     responses: { 204: { description: 'Recorded' } },
   });
-  r.post(
-    '/v1/nodes/:id/heartbeat',
-    requireRole('node'),
-    requireOwnNode(nodeOwnedBy(deps.db.pool)),
-    async (req, res) => {
-      const id = req.params.id as string;
-      if (!uuidParam.safeParse(id).success) throw notFound('node');
-      const body = parseOrThrow(heartbeatSchema, req.body);
-      // A beat revives a lost node but leaves a draining one draining: only registering again
-      // (a restarted daemon) makes it ready.
-      const now = new Date();
-      const revived = await prisma.node.updateMany({
-        where: { id, status: { not: 'draining' } },
-        data: { lastHeartbeatAt: now, status: 'ready' },
+  // The routes a daemon calls for its own node: node credentials, and only the key that registered it.
+  const ownNode = [requireRole('node'), requireOwnNode(nodeOwnedBy(deps.db.pool))];
+  const nodeIdOf = (req: Request): string => {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('node');
+    return id;
+  };
+
+  r.post('/v1/nodes/:id/heartbeat', ...ownNode, async (req, res) => {
+    const id = nodeIdOf(req);
+    const body = parseOrThrow(heartbeatSchema, req.body);
+    // A beat revives a lost node but leaves a draining one draining: only registering again
+    // (a restarted daemon) makes it ready.
+    const now = new Date();
+    const revived = await prisma.node.updateMany({
+      where: { id, status: { not: 'draining' } },
+      data: { lastHeartbeatAt: now, status: 'ready' },
+    });
+    if (revived.count === 0) {
+      const draining = await prisma.node.updateMany({ where: { id }, data: { lastHeartbeatAt: now } });
+      if (draining.count === 0) throw notFound('node');
+    }
+    for (const d of body.devices) {
+      await prisma.device.updateMany({
+        where: { nodeId: id, index: d.index },
+        data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
       });
-      if (revived.count === 0) {
-        const draining = await prisma.node.updateMany({ where: { id }, data: { lastHeartbeatAt: now } });
-        if (draining.count === 0) throw notFound('node');
-      }
-      for (const d of body.devices) {
-        await prisma.device.updateMany({
-          where: { nodeId: id, index: d.index },
-          data: { freeMemoryBytes: BigInt(d.freeMemoryBytes) },
-        });
-      }
-      res.status(204).end();
-    },
-  );
+    }
+    res.status(204).end();
+  });
 
   registerRoute(registry, {
     method: 'post',
@@ -229,19 +231,13 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     request: { params: z.object({ id: z.uuid() }) },
     responses: { 204: { description: 'The node is draining' } },
   });
-  r.post(
-    '/v1/nodes/:id/drain',
-    requireRole('node'),
-    requireOwnNode(nodeOwnedBy(deps.db.pool)),
-    async (req, res) => {
-      const id = req.params.id as string;
-      if (!uuidParam.safeParse(id).success) throw notFound('node');
-      const updated = await prisma.node.updateMany({ where: { id }, data: { status: 'draining' } });
-      if (updated.count === 0) throw notFound('node');
-      req.log.info({ nodeId: id }, 'node draining');
-      res.status(204).end();
-    },
-  );
+  r.post('/v1/nodes/:id/drain', ...ownNode, async (req, res) => {
+    const id = nodeIdOf(req);
+    const updated = await prisma.node.updateMany({ where: { id }, data: { status: 'draining' } });
+    if (updated.count === 0) throw notFound('node');
+    req.log.info({ nodeId: id }, 'node draining');
+    res.status(204).end();
+  });
 
   return r;
 }
