@@ -17,6 +17,7 @@ import {
   type NativeTrainStats,
 } from './engine-native.js';
 import {
+  bool,
   compileCreate,
   compileGenerate,
   compileTrain,
@@ -147,8 +148,7 @@ export class Engine {
    */
   train(options: TrainOptions & { rollouts: NativeRollouts; accumulate?: boolean }): Promise<TrainStats> {
     const r = checkRollouts(options?.rollouts);
-    const accumulate = options.accumulate ?? false;
-    if (typeof accumulate !== 'boolean') throw invalid('accumulate must be a boolean');
+    const accumulate = bool('accumulate', options.accumulate, false);
     const o = compileTrain(options);
     return this.run(() => (accumulate ? this.native.accumulate(r, o) : this.native.train(r, o)));
   }

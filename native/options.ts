@@ -115,7 +115,7 @@ function oneOf<T extends string>(name: string, v: unknown, def: T, allowed: read
   return v as T;
 }
 
-function bool(name: string, v: unknown, def: boolean): boolean {
+export function bool(name: string, v: unknown, def: boolean): boolean {
   if (v === undefined) return def;
   if (typeof v !== 'boolean') throw invalid(`${name} must be a boolean`);
   return v;

@@ -300,11 +300,15 @@ export class StageLoop {
           acc.inflight += rollouts.inflightUpdates;
           result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
             const t0 = performance.now();
-            const train = { rollouts, algorithm: w.algorithm, lr: w.learningRate };
-            let stats: TrainStats = await this.d.engine.train({ ...train, accumulate: microBatches > 1 });
-            const micro = stats;
-            if (microBatches > 1 && last) stats = await this.d.engine.applyGradients();
-            acc.seconds += micro.seconds + (stats === micro ? 0 : stats.seconds);
+            const micro = await this.d.engine.train({
+              rollouts,
+              algorithm: w.algorithm,
+              lr: w.learningRate,
+              accumulate: microBatches > 1,
+            });
+            const applied = microBatches > 1 && last ? await this.d.engine.applyGradients() : null;
+            const stats = applied ?? micro;
+            acc.seconds += micro.seconds + (applied?.seconds ?? 0);
             acc.overlap += generating.overlap(t0, performance.now());
             const measured = { profile: micro.profile, tokens: micro.tokens, batch: rollouts.batch };
             if (!last) return { value: { checkpoint: null, done: false }, ...measured };

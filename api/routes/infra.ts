@@ -2,13 +2,13 @@
  * Pools and nodes. Admins read them; worker daemons (node credentials) register their devices and
  * heartbeat. A node's pool is created on first registration.
  */
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
 import { notFound } from '../../common/errors.js';
 import { requeueNodeJobs } from '../../common/jobs/publish.js';
-import { requireOwnNode, requireRole } from '../auth/middleware.js';
-import { nodeOwnedBy } from './node-jobs.js';
+import { requireRole } from '../auth/middleware.js';
+import { ownNodeGuard } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { heartbeatSchema, nodeSchema, poolSchema, registerNodeSchema, uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -191,16 +191,10 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     },
     responses: { 204: { description: 'Recorded' } },
   });
-  // The routes a daemon calls for its own node: node credentials, and only the key that registered it.
-  const ownNode = [requireRole('node'), requireOwnNode(nodeOwnedBy(deps.db.pool))];
-  const nodeIdOf = (req: Request): string => {
-    const id = req.params.id as string;
-    if (!uuidParam.safeParse(id).success) throw notFound('node');
-    return id;
-  };
+  const ownNode = ownNodeGuard(deps.db.pool);
 
   r.post('/v1/nodes/:id/heartbeat', ...ownNode, async (req, res) => {
-    const id = nodeIdOf(req);
+    const id = req.params.id as string;
     const body = parseOrThrow(heartbeatSchema, req.body);
     // A beat revives a lost node but leaves a draining one draining: only registering again
     // (a restarted daemon) makes it ready.
@@ -232,7 +226,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     responses: { 204: { description: 'The node is draining' } },
   });
   r.post('/v1/nodes/:id/drain', ...ownNode, async (req, res) => {
-    const id = nodeIdOf(req);
+    const id = req.params.id as string;
     const updated = await prisma.node.updateMany({ where: { id }, data: { status: 'draining' } });
     if (updated.count === 0) throw notFound('node');
     req.log.info({ nodeId: id }, 'node draining');

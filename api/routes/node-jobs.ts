@@ -91,11 +91,19 @@ export function nodeOwnedBy(pool: import('pg').Pool) {
   };
 }
 
+/**
+ * The guard of every route a daemon calls for its own node: node credentials, and only the key that
+ * registered the node. Past it, `req.params.id` is a well-formed id of the caller's node.
+ */
+export const ownNodeGuard = (pool: import('pg').Pool) => [
+  requireRole('node'),
+  requireOwnNode(nodeOwnedBy(pool)),
+];
+
 export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
   const { pool } = deps.db;
-  const nodeRole = requireRole('node');
-  const ownNode = requireOwnNode(nodeOwnedBy(pool));
+  const ownNode = ownNodeGuard(pool);
 
   const ids = (req: Request) => {
     const p = params.safeParse(req.params);
@@ -113,9 +121,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params: z.object({ id: z.uuid() }) },
     responses: { 200: json(z.object({ data: z.array(z.record(z.string(), z.unknown())) })) },
   });
-  r.get('/v1/nodes/:id/assignments', nodeRole, ownNode, async (req, res) => {
+  r.get('/v1/nodes/:id/assignments', ...ownNode, async (req, res) => {
     const nodeId = req.params.id as string;
-    if (!uuidParam.safeParse(nodeId).success) throw notFound('node');
     const rows = await pool.query(
       `SELECT id, tenant_id, status, spec, placement, attempts, max_attempts, priority, queue_seq
          FROM jobs WHERE node_id = $1 AND status IN ('placed', 'running') ORDER BY priority DESC, created_at`,
@@ -149,7 +156,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: startBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/start', nodeRole, ownNode, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/start', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(startBody, req.body ?? {});
     res.json({ applied: await after(await startJob(pool, jobId, nodeId, body.resumedFromStep)) });
@@ -163,7 +170,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/report', nodeRole, ownNode, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/report', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(reportBody, req.body);
     const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
@@ -180,7 +187,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
     responses: { 200: json(applied.extend({ checkpointId: z.uuid().nullable() })) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', nodeRole, ownNode, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(checkpointBody, req.body);
     const rec = await recordCheckpoint(pool, jobId, nodeId, body);
@@ -199,7 +206,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
     responses: { 200: json(applied) },
   });
-  r.post('/v1/nodes/:id/jobs/:jobId/finish', nodeRole, ownNode, async (req, res) => {
+  r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const { outcome, error } = parseOrThrow(finishBody, req.body);
     const t =

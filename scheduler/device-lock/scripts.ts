@@ -46,6 +46,7 @@ function luaDir(): string {
 const includeLine = /^--- @include "lock-core"$/m;
 
 interface Library {
+  name: string;
   code: string;
   functionOf: Map<ScriptName, string>;
 }
@@ -67,14 +68,15 @@ function library(): Library {
     .digest('hex')
     .slice(0, 12);
   const functionOf = new Map<ScriptName, string>();
-  const parts = [`#!lua name=ts_device_lock_${hash}`, core];
-  for (const [name, body] of bodies) {
-    const fn = `ts_device_lock_${hash}_${name.replace(/-/g, '_')}`;
-    functionOf.set(name, fn);
+  const name = `ts_device_lock_${hash}`;
+  const parts = [`#!lua name=${name}`, core];
+  for (const [script, body] of bodies) {
+    const fn = `${name}_${script.replace(/-/g, '_')}`;
+    functionOf.set(script, fn);
     // KEYS and ARGV as parameter names keep the script files readable as scripts.
     parts.push(`redis.register_function('${fn}', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\n${body}\nend)`);
   }
-  cache = { code: parts.join('\n'), functionOf };
+  cache = { name, code: parts.join('\n'), functionOf };
   return cache;
 }
 
@@ -83,9 +85,7 @@ export const libraryRegistryKey = 'ts_device_lock:libraries';
 export const libraryIdleMs = 24 * 3600 * 1000;
 const libraryPattern = 'ts_device_lock_*';
 
-export function currentLibraryName(): string {
-  return /^#!lua name=(\S+)/.exec(library().code)![1]!;
-}
+export const currentLibraryName = (): string => library().name;
 
 /** Library names from FUNCTION LIST, whose RESP2 reply is one flat [key, value, ...] list each. */
 function libraryNames(reply: unknown): string[] {

@@ -9,6 +9,7 @@ import {
   checkpointSteps,
   eventsOf,
   startCluster,
+  steadyJob,
   waitFor,
   waitForStatus,
   type Cluster,
@@ -27,22 +28,17 @@ const STEPS = 6;
 const MICRO = 4;
 
 const spatialJob = (name: string, steps: number) => ({
-  name,
-  resources: { devices: 2 },
-  workflow: {
+  ...steadyJob(name, steps, {
     mode: 'spatial',
     algorithm: 'grpo',
     maxWeightLag: 0,
     microBatches: MICRO,
-    model: { preset: 'tiny' },
-    task: { name: 'addition', digits: 1 },
-    steps,
-    promptsPerStep: 32,
     groupSize: 4,
     checkpointEvery: 3,
     evalEvery: 100,
     warmup: { maxSteps: 0 },
-  },
+  }),
+  resources: { devices: 2 },
 });
 
 test(

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "engine/engine.h"
 #include "engine/train-inputs.h"
+#include "model/transformer.h"
 
 namespace ts {
 
@@ -58,7 +59,9 @@ TrainStats Engine::accumulate(const Rollouts& r, const TrainOptions& o) {
   lc.norm_tokens = total;
   LossStats ls;
   try {
-    ls = gradient_pass(r, lc, adv, ref_logp);
+    TrainActs acts;
+    alloc_train_acts(*dev_, layout_.config, r.B, r.T, acts);
+    ls = gradient_pass(r, lc, adv, ref_logp, acts);
   } catch (...) {
     discard_gradients();  // grads_ were already rescaled: the sum cannot be trusted any more
     throw;

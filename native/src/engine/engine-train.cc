@@ -54,11 +54,11 @@ std::vector<float> Engine::reference_logprobs(const Rollouts& r, const LossConfi
 }
 
 // Adds this batch's gradient into grads_ (backward accumulates; callers zero or rescale first).
+// `acts` is the caller's, sized for r: train() reuses one across its epochs (its logits are the
+// engine's largest buffer).
 LossStats Engine::gradient_pass(const Rollouts& r, const LossConfig& lc, const std::vector<float>& adv,
-                                const std::vector<float>& ref_logp) {
+                                const std::vector<float>& ref_logp, TrainActs& acts) {
   const ModelConfig& c = layout_.config;
-  TrainActs acts;
-  alloc_train_acts(*dev_, c, r.B, r.T, acts);
   forward_train(*dev_, layout_, params_.data(), r.tokens.data(), r.pad.data(), acts);
   LossStats ls = policy_loss(dev_->pool(), lc, acts.logits, r.tokens.data(), r.mask.data(), adv.data(),
                              r.logprobs.data(), ref_logp.empty() ? nullptr : ref_logp.data(), r.B, r.T, c.vocab,
@@ -100,9 +100,11 @@ TrainStats Engine::train(const Rollouts& r, const TrainOptions& o) {
   TrainStats st;
   reward_stats(r, st);
   const std::vector<float> ref_logp = reference_logprobs(r, lc);
+  TrainActs acts;
+  alloc_train_acts(*dev_, layout_.config, r.B, r.T, acts);
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
     std::memset(grads_.data(), 0, sizeof(float) * layout_.total);
-    LossStats ls = gradient_pass(r, lc, adv, ref_logp);
+    LossStats ls = gradient_pass(r, lc, adv, ref_logp, acts);
     st.grad_norm = adamw_step(dev_->pool(), layout_, params_.data(), grads_.data(), m_.data(), v_.data(),
                               ++adam_step_, o.adam);
     ++weight_version_;

@@ -20,6 +20,8 @@
 
 namespace ts {
 
+struct TrainActs;  // model/transformer.h
+
 struct EngineOptions {
   int threads = 2;
   uint64_t memory_bytes = 1ull << 30;
@@ -143,7 +145,7 @@ class Engine {
   void require_no_pending(const char* what) const;
   std::vector<float> reference_logprobs(const Rollouts& r, const LossConfig& lc);
   LossStats gradient_pass(const Rollouts& r, const LossConfig& lc, const std::vector<float>& adv,
-                          const std::vector<float>& ref_logp);
+                          const std::vector<float>& ref_logp, TrainActs& acts);
   std::vector<Problem> pick_problems(const GenerateOptions& o);
   uint64_t layout_hash() const;
   const float* host_or_device(const DeviceBuffer& d, const HostBuffer& h) const;
