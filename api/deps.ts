@@ -7,7 +7,7 @@ import type { ApiMetrics } from './http/prom.js';
 import type { EventHub } from './jobs/event-hub.js';
 import type { JobQueue } from '../common/jobs/queue.js';
 import type { CheckpointStore } from '../common/storage/index.js';
-import type { DeviceLockService } from '../scheduler/device-lock/index.js';
+import type { DeviceLockService } from '../common/device-lock/index.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */
 export interface ApiDeps {

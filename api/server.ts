@@ -17,7 +17,7 @@ import { JobQueue } from '../common/jobs/queue.js';
 import { reconcileQueue } from '../common/jobs/reconcile.js';
 import { openCheckpointStore, storageConfigFromEnv } from '../common/storage/index.js';
 import type { ApiDeps } from './deps.js';
-import { DeviceLockService } from '../scheduler/device-lock/index.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
 
 export interface RunningApi {
   url: string;

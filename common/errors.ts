@@ -94,3 +94,28 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError('not_found', `${what} not found`);
+
+/**
+ * Device-lock error codes (common/device-lock): raised inside the scheduler, the worker and the API
+ * (the lock's reads), never sent over HTTP as such. Stable: callers branch on them.
+ */
+export const lockErrorCatalogue = {
+  LOCK_WAITER_EXISTS: 'A live waiter with this id is already queued for the devices.',
+  LOCK_DEVICES_BUSY: 'The devices cannot be granted now and the caller asked not to wait.',
+  LOCK_LOST: "The holder's lease lapsed or was revoked: its fencing tokens are no longer valid.",
+  LOCK_WAITER_NOT_FOUND: 'No live waiter with this id (it was granted, cancelled or expired).',
+  LOCK_WAITER_EXPIRED: 'The waiter missed its heartbeat and its entry expired.',
+  LOCK_ACQUIRE_TIMEOUT: 'The devices were not granted within the requested timeout.',
+  LOCK_ACQUIRE_ABORTED: "The caller's abort signal ended the wait.",
+} as const;
+
+export const LockErrorCode = {
+  WaiterExists: 'LOCK_WAITER_EXISTS',
+  DevicesBusy: 'LOCK_DEVICES_BUSY',
+  LockLost: 'LOCK_LOST',
+  WaiterNotFound: 'LOCK_WAITER_NOT_FOUND',
+  WaiterExpired: 'LOCK_WAITER_EXPIRED',
+  AcquireTimeout: 'LOCK_ACQUIRE_TIMEOUT',
+  AcquireAborted: 'LOCK_ACQUIRE_ABORTED',
+} as const satisfies Record<string, keyof typeof lockErrorCatalogue>;
+export type LockErrorCode = keyof typeof lockErrorCatalogue;

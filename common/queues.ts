@@ -14,7 +14,7 @@ export interface RedisNames {
   controlChannel: string;
   /** Pub/sub channel a node's daemon listens on for "your assignments changed". */
   nodeChannel(nodeId: string): string;
-  /** Prefix of the device-lock keys (scheduler/device-lock). */
+  /** Prefix of the device-lock keys (common/device-lock). */
   lockPrefix: string;
 }
 

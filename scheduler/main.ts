@@ -13,7 +13,7 @@ import { connectRedis } from '../common/redis.js';
 import { loadSchedulerConfig } from './config.js';
 import { sweepLostNodes } from './liveness.js';
 import { startPlacementConsumer } from './placement/consumer.js';
-import { DeviceLockService } from './device-lock/index.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
 
 const config = loadSchedulerConfig();
 const logger = createLogger('scheduler', config.LOG_LEVEL);

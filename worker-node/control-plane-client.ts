@@ -1,18 +1,15 @@
 import type { JobSpec } from '../common/job-spec.js';
-import type { Placement } from '../common/jobs/transitions.js';
+import type {
+  AssignmentWire,
+  JobFinish,
+  JobReport,
+  NodeOutcome,
+  RegisterNode,
+} from '../common/node-protocol/index.js';
+import type { CheckpointReport } from '../common/node-protocol/index.js';
 
-export interface Assignment {
-  jobId: string;
-  tenantId: string;
-  status: 'placed' | 'running';
-  spec: JobSpec;
-  placement: Placement;
-  attempts: number;
-  maxAttempts: number;
-  priority: number;
-  queueSeq: number;
-  resumeFrom: { checkpointId: string; step: number; storageKey: string; fromOwnRun: boolean } | null;
-}
+/** An assignment as the node API sends it (common/node-protocol), with the spec typed. */
+export type Assignment = Omit<AssignmentWire, 'spec'> & { spec: JobSpec };
 
 /** The daemon's side of the node API: token exchange (refreshed before expiry), register, heartbeat. */
 export interface DeviceReport {
@@ -76,12 +73,7 @@ export class ControlPlaneClient {
     }
   }
 
-  async register(req: {
-    name: string;
-    pool: string;
-    deviceType: string;
-    devices: DeviceReport[];
-  }): Promise<string> {
+  async register(req: RegisterNode & { devices: DeviceReport[] }): Promise<string> {
     const res = await this.send('POST', '/v1/nodes/register', req, await this.authHeader());
     return res.id as string;
   }
@@ -101,19 +93,25 @@ export class ControlPlaneClient {
     return res.applied === true;
   }
 
-  async jobReport(nodeId: string, jobId: string, body: unknown): Promise<void> {
+  async jobReport(nodeId: string, jobId: string, body: JobReport): Promise<void> {
     await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/report`, body, await this.authHeader());
   }
 
-  async jobCheckpoint(nodeId: string, jobId: string, body: unknown): Promise<void> {
+  async jobCheckpoint(nodeId: string, jobId: string, body: CheckpointReport): Promise<void> {
     await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`, body, await this.authHeader());
   }
 
-  async jobFinished(nodeId: string, jobId: string, outcome: string, error: string | null): Promise<boolean> {
+  async jobFinished(
+    nodeId: string,
+    jobId: string,
+    outcome: NodeOutcome,
+    error: string | null,
+  ): Promise<boolean> {
+    const body: JobFinish = { outcome, error };
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,
-      { outcome, error },
+      body,
       await this.authHeader(),
     );
     return res.applied === true;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openCheckpointStore } from '../common/storage/index.js';
 import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
-import { DeviceLockService } from '../scheduler/device-lock/index.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
@@ -59,12 +59,10 @@ function deviceShare(placement: RunnerStart['placement'], devices: number) {
 
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const opts = engineOptions(start.spec, start.placement);
-  const spatial = start.placement.mode === 'spatial' && start.placement.devices.length >= 2;
-  // Spatial: the learner gets the second half of the devices, a generator the first half.
-  const half = Math.floor(start.placement.devices.length / 2);
-  const learnerDevice = spatial
-    ? deviceShare(start.placement, start.placement.devices.length - half)
-    : opts.device;
+  // Spatial: the learner and a generator each get their stage's devices from the placement.
+  const spatial = start.placement.mode === 'spatial';
+  const { stages } = start.placement;
+  const learnerDevice = spatial ? deviceShare(start.placement, stages.train.length) : opts.device;
   const store = openCheckpointStore(start.storage);
   const resumeScratch = start.resume ? await fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-resume-')) : null;
   const resumeDir = start.resume ? await store.fetchDir(start.resume.dirKey, resumeScratch!) : null;
@@ -73,7 +71,11 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
     : createEngine({ ...opts, device: learnerDevice });
   if (resumeScratch) await fs.rm(resumeScratch, { recursive: true, force: true });
   const generator = spatial
-    ? createEngine({ ...opts, device: deviceShare(start.placement, half), seed: (opts.seed ?? 1) + 1 })
+    ? createEngine({
+        ...opts,
+        device: deviceShare(start.placement, stages.generate.length),
+        seed: (opts.seed ?? 1) + 1,
+      })
     : undefined;
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
   for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();

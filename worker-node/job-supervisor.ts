@@ -36,6 +36,8 @@ export class JobSupervisor {
   private readonly jobs = new Map<string, Running>();
   /** device index → job → bytes the job holds on it now. */
   private readonly occupied = new Map<number, Map<string, number>>();
+  /** Jobs already told about their preemption notice. */
+  private readonly noticed = new Set<string>();
 
   /** Bytes in use on a device by the jobs holding it now. */
   usedBytes(index: number): number {
@@ -63,10 +65,24 @@ export class JobSupervisor {
     return [...this.jobs.keys()];
   }
 
-  /** Starts every placed assignment that is not running here yet. */
+  /**
+   * Brings this node in line with its assignments: starts every placed job not running here yet,
+   * passes a preemption notice on (the Redis control message may have been lost; the assignment
+   * carries it too), and stops a job that is no longer assigned here (the scheduler took it back
+   * after the grace period, or it was cancelled): its reports would be refused anyway, and it must
+   * not keep renewing leases on devices that are someone else's now.
+   */
   reconcile(assignments: Assignment[]): void {
+    const assigned = new Set<string>();
     for (const a of assignments) {
+      assigned.add(a.jobId);
       if (a.status === 'placed' && !this.jobs.has(a.jobId)) this.start(a);
+      else if (a.preemptRequestedAt && !this.noticed.has(a.jobId) && this.control(a.jobId, 'preempt'))
+        this.noticed.add(a.jobId);
+    }
+    for (const [jobId, r] of this.jobs) {
+      if (!assigned.has(jobId) && !r.ended && this.control(jobId, 'cancel'))
+        this.logger.warn({ jobId }, 'job no longer assigned to this node: stopping it');
     }
   }
 
@@ -138,6 +154,7 @@ export class JobSupervisor {
         this.occupy(a.jobId, [...this.occupied.keys()], 0);
         void r.relay.then(() => {
           this.jobs.delete(a.jobId);
+          this.noticed.delete(a.jobId);
           resolve();
         });
       });

@@ -5,7 +5,7 @@
  */
 import type { MetricPoint, StageProfileReport, CheckpointReport } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
-import type { Placement } from '../common/jobs/transitions.js';
+import type { NodeOutcome, Placement } from '../common/node-protocol/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
 
 export interface RunnerStart {
@@ -26,7 +26,8 @@ export interface RunnerStart {
 
 export type DaemonToRunner = RunnerStart | { t: 'cancel' } | { t: 'preempt' } | { t: 'drain' };
 
-export type Outcome = 'succeeded' | 'failed' | 'preempted' | 'drained';
+/** What a job process can report; `crashed` is the daemon's verdict on a child that died. */
+export type Outcome = Exclude<NodeOutcome, 'crashed'>;
 
 export type RunnerToDaemon =
   | { t: 'started'; resumedFromStep: number | null }

@@ -15,8 +15,8 @@
  * checkpoint the last completed step, release, and report.
  */
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
-import type { DeviceLockService, Grant } from '../scheduler/device-lock/index.js';
-import { LeaseKeeper } from '../scheduler/device-lock/index.js';
+import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
+import { LeaseKeeper } from '../common/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { Outcome, RunnerStart } from './messages.js';
 import { MicroBatchPipe } from './micro-batch-pipe.js';
@@ -65,11 +65,11 @@ export class StageLoop {
     return devices.map((i) => `${nodeId}/${i}`);
   }
 
-  /** Spatial placements split the devices: the first half generates, the second half trains. */
+  /** The placement's stage map (decided by the scheduler, common/node-protocol/placement.ts). */
   private get halves(): { generate: string[]; train: string[] } {
-    const all = this.devices;
-    const half = Math.floor(all.length / 2);
-    return { generate: all.slice(0, half), train: all.slice(half) };
+    const { nodeId, stages } = this.d.start.placement;
+    const ids = (xs: number[]) => xs.map((i) => `${nodeId}/${i}`);
+    return { generate: ids(stages.generate), train: ids(stages.train) };
   }
 
   /**
@@ -195,9 +195,7 @@ export class StageLoop {
   }
 
   private get spatial(): boolean {
-    return (
-      this.d.start.placement.mode === 'spatial' && this.d.generator !== undefined && this.devices.length >= 2
-    );
+    return this.d.start.placement.mode === 'spatial' && this.d.generator !== undefined;
   }
 
   /** Temporal: each step generates and trains in one native call while holding all the job's devices. */

@@ -5,7 +5,7 @@
 import { z } from '../../common/zod.js';
 import { errorCatalogue } from '../../common/errors.js';
 import { jobStatuses, waitReasons } from '../../common/job-status.js';
-import { jobSpecSchema, poolNameSchema } from '../../common/job-spec.js';
+import { jobSpecSchema } from '../../common/job-spec.js';
 
 export const uuidParam = z.uuid();
 
@@ -200,32 +200,3 @@ export const nodeSchema = z
     devices: z.array(deviceSchema),
   })
   .openapi('Node');
-
-export const registerNodeSchema = z
-  .strictObject({
-    name: z.string().min(1).max(128),
-    pool: poolNameSchema.default('default'),
-    deviceType: z.string().min(1).max(64).default('cpu-virtual'),
-    labels: z.record(z.string(), z.string()).default({}),
-    devices: z
-      .array(
-        z.strictObject({
-          index: z.number().int().min(0).max(1023),
-          kind: z.string().min(1).max(64),
-          memoryBytes: z.number().int().min(0),
-          freeMemoryBytes: z.number().int().min(0),
-          threads: z.number().int().min(1).max(1024).default(1),
-        }),
-      )
-      .min(1)
-      .max(1024),
-  })
-  .openapi('RegisterNode');
-
-export const heartbeatSchema = z
-  .strictObject({
-    devices: z.array(
-      z.strictObject({ index: z.number().int().min(0), freeMemoryBytes: z.number().int().min(0) }),
-    ),
-  })
-  .openapi('Heartbeat');

@@ -10,7 +10,8 @@ import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { heartbeatSchema, nodeSchema, poolSchema, registerNodeSchema, uuidParam } from '../http/schemas.js';
+import { nodeSchema, poolSchema, uuidParam } from '../http/schemas.js';
+import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
 import { parseOrThrow } from '../http/validate.js';
 import type { ApiDeps } from '../deps.js';
 

@@ -18,6 +18,16 @@ import {
   upsertMetrics,
 } from '../../common/jobs/reports.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
+import {
+  appliedSchema,
+  assignmentSchema,
+  checkpointReportSchema,
+  isRequeueOutcome,
+  jobFinishSchema,
+  jobReportSchema,
+  jobStartSchema,
+  withStageMap,
+} from '../../common/node-protocol/index.js';
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
@@ -26,61 +36,11 @@ import type { ApiDeps } from '../deps.js';
 
 const params = z.object({ id: z.uuid(), jobId: z.uuid() });
 
-const startBody = z
-  .strictObject({ resumedFromStep: z.number().int().min(0).nullable().default(null) })
-  .openapi('JobStart');
-const reportBody = z
-  .strictObject({
-    metrics: z
-      .array(
-        z.strictObject({
-          step: z.number().int().min(0),
-          name: z.string().min(1).max(128),
-          value: z.number(),
-        }),
-      )
-      .max(10_000)
-      .default([]),
-    profiles: z
-      .array(
-        z.strictObject({
-          stage: z.string().min(1).max(64),
-          step: z.number().int().min(0).nullable().default(null),
-          seconds: z.number().min(0),
-          tokens: z.number().int().min(0).default(0),
-          batch: z.number().int().min(0).default(0),
-          devices: z.number().int().min(1).default(1),
-          peakBytes: z.number().int().min(0).default(0),
-          onloadSeconds: z.number().min(0).default(0),
-          offloadSeconds: z.number().min(0).default(0),
-        }),
-      )
-      .max(1000)
-      .default([]),
-    deviceSeconds: z.number().min(0).default(0),
-  })
-  .openapi('JobReport');
-const checkpointBody = z
-  .strictObject({
-    step: z.number().int().min(0),
-    sizeBytes: z.number().int().min(0),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    storageKey: z
-      .string()
-      .min(1)
-      .max(512)
-      .refine((k) => !k.split('/').includes('..') && !k.startsWith('/'), 'must stay inside the storage root'),
-    meta: z.record(z.string(), z.unknown()).default({}),
-  })
-  .openapi('CheckpointReport');
-const finishBody = z
-  .strictObject({
-    outcome: z.enum(['succeeded', 'failed', 'preempted', 'crashed', 'drained']),
-    error: z.string().max(4000).nullable().default(null),
-  })
-  .openapi('JobFinish');
-
-const applied = z.object({ applied: z.boolean() });
+const startBody = jobStartSchema;
+const reportBody = jobReportSchema;
+const checkpointBody = checkpointReportSchema;
+const finishBody = jobFinishSchema;
+const applied = appliedSchema;
 
 /** Whether `keyId` is the node key that registered node `nodeId` (false for a malformed id). */
 export function nodeOwnedBy(pool: import('pg').Pool) {
@@ -119,12 +79,12 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     summary: 'Jobs placed on this node, with where each resumes from',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }) },
-    responses: { 200: json(z.object({ data: z.array(z.record(z.string(), z.unknown())) })) },
+    responses: { 200: json(z.object({ data: z.array(assignmentSchema) })) },
   });
   r.get('/v1/nodes/:id/assignments', ...ownNode, async (req, res) => {
     const nodeId = req.params.id as string;
     const rows = await pool.query(
-      `SELECT id, tenant_id, status, spec, placement, attempts, max_attempts, priority, queue_seq
+      `SELECT id, tenant_id, status, spec, placement, attempts, max_attempts, priority, queue_seq, preempt_requested_at
          FROM jobs WHERE node_id = $1 AND status IN ('placed', 'running') ORDER BY priority DESC, created_at`,
       [nodeId],
     );
@@ -137,12 +97,13 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
         tenantId: j.tenant_id,
         status: j.status,
         spec: j.spec,
-        placement: j.placement,
+        placement: withStageMap(j.placement),
         attempts: j.attempts,
         maxAttempts: j.max_attempts,
         priority: j.priority,
         queueSeq: j.queue_seq,
         resumeFrom: await resumePoint(pool, j.id, initial),
+        preemptRequestedAt: j.preempt_requested_at ? new Date(j.preempt_requested_at).toISOString() : null,
       });
     }
     res.json({ data });
@@ -209,10 +170,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const { outcome, error } = parseOrThrow(finishBody, req.body);
-    const t =
-      outcome === 'succeeded' || outcome === 'failed'
-        ? await finishJob(pool, jobId, nodeId, outcome, error)
-        : await requeueJob(pool, jobId, nodeId, outcome, error);
+    const t = isRequeueOutcome(outcome)
+      ? await requeueJob(pool, jobId, nodeId, outcome, error)
+      : await finishJob(pool, jobId, nodeId, outcome, error);
     res.json({ applied: await after(t) });
   });
 

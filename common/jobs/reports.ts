@@ -3,12 +3,9 @@
  * Every write is guarded by the job still being on the reporting node.
  */
 import type pg from 'pg';
+import type { CheckpointReport, MetricPoint, StageProfileReport } from '../node-protocol/index.js';
 
-export interface MetricPoint {
-  step: number;
-  name: string;
-  value: number;
-}
+export type { CheckpointReport, MetricPoint, StageProfileReport };
 
 const ON_NODE = `EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND node_id = $2 AND status IN ('placed', 'running'))`;
 
@@ -30,18 +27,6 @@ export async function upsertMetrics(
     [jobId, nodeId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => p.value)],
   );
   return r.rowCount ?? 0;
-}
-
-export interface StageProfileReport {
-  stage: string;
-  step: number | null;
-  seconds: number;
-  tokens: number;
-  batch: number;
-  devices: number;
-  peakBytes: number;
-  onloadSeconds: number;
-  offloadSeconds: number;
 }
 
 export async function insertProfiles(
@@ -98,14 +83,6 @@ export async function recordUsage(
      SELECT tenant_id, $1, $3, date_trunc('month', now()) FROM j`,
     [jobId, nodeId, deviceSeconds],
   );
-}
-
-export interface CheckpointReport {
-  step: number;
-  sizeBytes: number;
-  sha256: string;
-  storageKey: string;
-  meta: Record<string, unknown>;
 }
 
 /**

@@ -10,6 +10,7 @@
  *   a crash exhausts maxAttempts)
  */
 import type pg from 'pg';
+import type { Placement } from '../node-protocol/index.js';
 
 export interface Transitioned {
   job: Record<string, unknown> & {
@@ -31,14 +32,7 @@ async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Trans
   return { job: row, eventIds };
 }
 
-export interface Placement {
-  nodeId: string;
-  devices: number[];
-  /** temporal: stages take turns on all devices; spatial: generation and training on disjoint halves. */
-  mode: 'temporal' | 'spatial';
-  threadsPerDevice: number;
-  memoryBytes: number;
-}
+export type { Placement } from '../node-protocol/index.js';
 
 /** queued → placed (with the admitted event), if the tenant's concurrent-device quota allows. */
 export function placeJob(pool: pg.Pool, jobId: string, queueSeq: number, placement: Placement) {

@@ -4,7 +4,7 @@
  * share a device are time-shared by the device lock. A pure function of a snapshot, so the
  * simulator and tests can call it directly.
  */
-import type { Placement } from '../../common/jobs/transitions.js';
+import { stageDeviceMap, type Placement } from '../../common/node-protocol/index.js';
 
 export interface DeviceSnapshot {
   index: number;
@@ -54,7 +54,7 @@ export function firstFit(
     placement: {
       nodeId: best.node.id,
       devices,
-      mode: req.mode === 'spatial' && devices.length >= 2 ? 'spatial' : 'temporal',
+      ...stageDeviceMap(req.mode === 'spatial' ? 'spatial' : 'temporal', devices),
       threadsPerDevice: Math.min(...best.chosen.map((d) => d.threads)),
       memoryBytes: Math.min(...best.chosen.map((d) => d.memoryBytes)),
     },

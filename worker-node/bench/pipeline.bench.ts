@@ -5,13 +5,14 @@
 //
 // Steps/s counts steps 2..N from the `step_seconds` metric (publish to publish), so engine
 // creation, the first sync and the final evaluation stay out of it.
+import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint, StageProfileReport } from '../../common/jobs/reports.js';
 import { createEngine, type CreateEngineOptions } from '../../native/index.js';
-import { DeviceLockService } from '../../scheduler/device-lock/index.js';
+import { DeviceLockService } from '../../common/device-lock/index.js';
 import type { RunnerStart } from '../messages.js';
 import { StageLoop } from '../stage-loop.js';
 
@@ -66,7 +67,13 @@ async function runOnce(microBatches: number, redis: Redis): Promise<Run> {
     jobId: randomUUID(),
     nodeId,
     spec,
-    placement: { nodeId, devices: [0, 1], mode: 'spatial', threadsPerDevice: THREADS, memoryBytes: MEMORY },
+    placement: {
+      nodeId,
+      devices: [0, 1],
+      ...stageDeviceMap('spatial', [0, 1]),
+      threadsPerDevice: THREADS,
+      memoryBytes: MEMORY,
+    },
     priority: 0,
     attempt: 1,
     resume: null,

@@ -1,17 +1,9 @@
-// Device-lock errors: stable `code`s (shared with other processes, to move to common/) and classes
-// carrying the ids a caller needs. Scripts return negative numbers; `errorFromScript` is the only
-// place that turns them into errors, so every caller sees the same messages.
+// Device-lock errors: classes carrying the ids a caller needs, with their stable codes from the one
+// catalogue (common/errors.ts). Scripts return negative numbers; `errorFromScript` is the only place
+// that turns them into errors, so every caller sees the same messages.
+import { LockErrorCode } from '../errors.js';
 
-export const LockErrorCode = {
-  WaiterExists: 'LOCK_WAITER_EXISTS',
-  DevicesBusy: 'LOCK_DEVICES_BUSY',
-  LockLost: 'LOCK_LOST',
-  WaiterNotFound: 'LOCK_WAITER_NOT_FOUND',
-  WaiterExpired: 'LOCK_WAITER_EXPIRED',
-  AcquireTimeout: 'LOCK_ACQUIRE_TIMEOUT',
-  AcquireAborted: 'LOCK_ACQUIRE_ABORTED',
-} as const;
-export type LockErrorCode = (typeof LockErrorCode)[keyof typeof LockErrorCode];
+export { LockErrorCode };
 
 /** Negative return codes of the Lua scripts (see each script's header). */
 export const ScriptCode = {

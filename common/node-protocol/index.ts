@@ -1,0 +1,5 @@
+// The node protocol: every message between a worker daemon and the control plane, declared once.
+export * from './placement.js';
+export * from './reports.js';
+export * from './assignment.js';
+export * from './node.js';
