@@ -5,8 +5,8 @@
  */
 import { z } from '../zod.js';
 
-export const placementModes = ['temporal', 'spatial'] as const;
-export type PlacementMode = (typeof placementModes)[number];
+export const placementRunModes = ['temporal', 'spatial'] as const;
+export type PlacementMode = (typeof placementRunModes)[number];
 
 /** Device indexes (on the placement's node) each stage runs on. */
 export const stageDevicesSchema = z
@@ -23,7 +23,7 @@ export const placementSchema = z
     /** Every device the job holds on the node, ascending. */
     devices: z.array(z.number().int().min(0).max(1023)).min(1),
     /** temporal: stages take turns on all devices; spatial: generation and training on disjoint sets. */
-    mode: z.enum(placementModes),
+    mode: z.enum(placementRunModes),
     stages: stageDevicesSchema,
     threadsPerDevice: z.number().int().min(1),
     memoryBytes: z.number().int().min(0),

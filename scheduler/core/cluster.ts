@@ -1,0 +1,201 @@
+/**
+ * The round's working model of one pool's devices: who sits on each device, and the rules a
+ * time-share group must keep. Mutated as the round places jobs; never shared between rounds.
+ *
+ * A device's load is the share of its time its jobs want: each job's busy fraction, plus, once two
+ * or more jobs share the device, each one's switch cost (onload + offload per step) over its step
+ * time. A group is admitted when the load stays within `maxGroupLoad` (above 1 the device is
+ * saturated and its jobs slow down in proportion: the idle time of one fills with the work of
+ * another), the switches stay within `maxSwitchFraction` of device time, every job's working set
+ * fits the device on its own (they take turns), and the node's host memory holds every job's
+ * offloaded state.
+ */
+import type { JobPlan, NodeState, Policy } from './types.js';
+
+export interface Occupant {
+  jobId: string;
+  tenantId: string;
+  plan: JobPlan;
+}
+
+export interface Slot {
+  node: NodeState;
+  index: number;
+  memoryBytes: number;
+  threads: number;
+  occupants: Occupant[];
+}
+
+const switchFraction = (p: JobPlan) => p.switchSeconds / Math.max(p.stepSeconds, 1e-9);
+
+/** Load of a device holding these jobs (see the header). */
+export function deviceLoad(plans: readonly JobPlan[]): number {
+  if (plans.length === 0) return 0;
+  if (plans.length === 1) return plans[0]!.busyFraction;
+  let load = 0;
+  for (const p of plans) load += p.busyFraction + switchFraction(p);
+  return load;
+}
+
+/** Share of device time that goes to switches for this group. */
+export function groupSwitchShare(plans: readonly JobPlan[]): number {
+  if (plans.length < 2) return 0;
+  let s = 0;
+  for (const p of plans) s += switchFraction(p);
+  return s / Math.max(1, deviceLoad(plans));
+}
+
+export class PoolModel {
+  readonly slots = new Map<string, Slot[]>();
+  readonly hostUsed = new Map<string, number>();
+  /** Nodes by their count of free devices, for best-fit exclusive placement without a scan. */
+  private readonly byFree: Set<string>[] = [];
+  private readonly freeCount = new Map<string, number>();
+  readonly totalDevices: number;
+  readonly totalMemory: number;
+
+  constructor(
+    readonly pool: string,
+    readonly nodes: NodeState[],
+    private readonly policy: Policy,
+  ) {
+    let devices = 0;
+    let memory = 0;
+    for (const n of nodes) {
+      this.slots.set(
+        n.id,
+        [...n.devices]
+          .sort((a, b) => a.index - b.index)
+          .map((d) => ({
+            node: n,
+            index: d.index,
+            memoryBytes: d.memoryBytes,
+            threads: d.threads,
+            occupants: [],
+          })),
+      );
+      this.hostUsed.set(n.id, 0);
+      this.setFree(n.id, n.devices.length);
+      devices += n.devices.length;
+      for (const d of n.devices) memory += d.memoryBytes;
+    }
+    this.totalDevices = devices;
+    this.totalMemory = memory;
+  }
+
+  slotsOf(nodeId: string, devices: readonly number[]): Slot[] {
+    const all = this.slots.get(nodeId) ?? [];
+    return devices.map((i) => all.find((s) => s.index === i)).filter((s): s is Slot => s !== undefined);
+  }
+
+  private setFree(nodeId: string, count: number): void {
+    const prev = this.freeCount.get(nodeId);
+    if (prev !== undefined) this.byFree[prev]?.delete(nodeId);
+    this.freeCount.set(nodeId, count);
+    (this.byFree[count] ??= new Set()).add(nodeId);
+  }
+
+  private refreshFree(nodeId: string): void {
+    this.setFree(nodeId, (this.slots.get(nodeId) ?? []).filter((s) => s.occupants.length === 0).length);
+  }
+
+  add(nodeId: string, devices: readonly number[], o: Occupant): void {
+    for (const s of this.slotsOf(nodeId, devices)) s.occupants.push(o);
+    this.hostUsed.set(nodeId, (this.hostUsed.get(nodeId) ?? 0) + o.plan.hostBytes);
+    this.refreshFree(nodeId);
+  }
+
+  /**
+   * Best fit on free devices alone: the node with the fewest free devices that still has `count`
+   * free ones big enough for the job, so wide jobs keep finding whole nodes.
+   */
+  exclusiveFit(plan: JobPlan, count: number): { nodeId: string; devices: number[] } | null {
+    for (let k = count; k < this.byFree.length; k++) {
+      for (const nodeId of this.byFree[k] ?? []) {
+        const node = this.slots.get(nodeId)![0]!.node;
+        if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > node.hostMemoryBytes) continue;
+        const free = this.slots
+          .get(nodeId)!
+          .filter((s) => s.occupants.length === 0 && s.memoryBytes >= plan.deviceBytes);
+        if (free.length >= count) return { nodeId, devices: free.slice(0, count).map((s) => s.index) };
+      }
+    }
+    return null;
+  }
+
+  remove(nodeId: string, jobId: string): void {
+    let host = 0;
+    for (const s of this.slots.get(nodeId) ?? []) {
+      const i = s.occupants.findIndex((o) => o.jobId === jobId);
+      if (i >= 0) {
+        host = s.occupants[i]!.plan.hostBytes;
+        s.occupants.splice(i, 1);
+      }
+    }
+    this.hostUsed.set(nodeId, Math.max(0, (this.hostUsed.get(nodeId) ?? 0) - host));
+    this.refreshFree(nodeId);
+  }
+
+  /** Whether `plan` may join the jobs on this device (memory, jobs per device, load, switches). */
+  canJoin(slot: Slot, plan: JobPlan, exclude?: ReadonlySet<string>): boolean {
+    if (plan.deviceBytes > slot.memoryBytes) return false;
+    const others = exclude ? slot.occupants.filter((o) => !exclude.has(o.jobId)) : slot.occupants;
+    if (others.length === 0) return true;
+    if (!this.policy.timeSharing || others.length + 1 > this.policy.maxJobsPerDevice) return false;
+    const plans = [...others.map((o) => o.plan), plan];
+    return (
+      deviceLoad(plans) <= this.policy.maxGroupLoad &&
+      groupSwitchShare(plans) <= this.policy.maxSwitchFraction
+    );
+  }
+
+  /**
+   * The best `count` devices of one node for `plan`, or null: free devices first, then the least
+   * loaded groups it may join. `exclude` treats those jobs as gone (a preemption being weighed).
+   */
+  fitOnNode(
+    nodeId: string,
+    plan: JobPlan,
+    count: number,
+    exclude?: ReadonlySet<string>,
+  ): { devices: number[]; shared: number; cost: number } | null {
+    const slots = this.slots.get(nodeId) ?? [];
+    if (slots.length < count) return null;
+    const node = slots[0]!.node;
+    let host = this.hostUsed.get(nodeId) ?? 0;
+    if (exclude) {
+      const seen = new Set<string>();
+      for (const s of slots)
+        for (const o of s.occupants)
+          if (exclude.has(o.jobId) && !seen.has(o.jobId)) {
+            seen.add(o.jobId);
+            host -= o.plan.hostBytes;
+          }
+    }
+    if (host + plan.hostBytes > node.hostMemoryBytes) return null;
+    const usable: { index: number; load: number; occupied: boolean }[] = [];
+    for (const s of slots) {
+      if (!this.canJoin(s, plan, exclude)) continue;
+      const others = exclude ? s.occupants.filter((o) => !exclude.has(o.jobId)) : s.occupants;
+      usable.push({
+        index: s.index,
+        load: deviceLoad([...others.map((o) => o.plan), plan]),
+        occupied: others.length > 0,
+      });
+    }
+    if (usable.length < count) return null;
+    usable.sort((a, b) => Number(a.occupied) - Number(b.occupied) || a.load - b.load || a.index - b.index);
+    const chosen = usable.slice(0, count);
+    const shared = chosen.filter((c) => c.occupied).length;
+    // Cost: shared devices weigh by their load; a node with fewer free devices left is preferred
+    // for exclusive placements (best fit keeps whole nodes free for wide jobs).
+    const free = usable.filter((u) => !u.occupied).length;
+    const cost = shared * 1000 + chosen.reduce((s, c) => s + c.load, 0) + free / 1000;
+    return { devices: chosen.map((c) => c.index).sort((a, b) => a - b), shared, cost };
+  }
+
+  /** Free devices (no occupant) on a node. */
+  freeOn(nodeId: string): number[] {
+    return (this.slots.get(nodeId) ?? []).filter((s) => s.occupants.length === 0).map((s) => s.index);
+  }
+}

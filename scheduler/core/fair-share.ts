@@ -1,0 +1,93 @@
+/**
+ * Weighted dominant-resource fairness per pool. A tenant's share is the larger of its device and
+ * device-memory fractions of the pool (a time-shared device counts 1/n for each of its n jobs),
+ * divided by its weight. Its entitlement is its weight's part of the pool among the tenants that
+ * want something there, water-filled: what a tenant does not want is shared by the others.
+ * A tenant above its entitlement is borrowing.
+ */
+import type { TenantState } from './types.js';
+
+export interface TenantPoolUsage {
+  devices: number;
+  memory: number;
+  /** Devices its queued jobs want in this pool. */
+  demand: number;
+}
+
+export class FairShare {
+  readonly usage = new Map<string, TenantPoolUsage>();
+  private entitlements = new Map<string, number>();
+
+  constructor(
+    readonly pool: string,
+    private readonly capacity: { devices: number; memory: number },
+    private readonly tenants: ReadonlyMap<string, TenantState>,
+  ) {}
+
+  of(tenantId: string): TenantPoolUsage {
+    let u = this.usage.get(tenantId);
+    if (!u) this.usage.set(tenantId, (u = { devices: 0, memory: 0, demand: 0 }));
+    return u;
+  }
+
+  weight(tenantId: string): number {
+    return Math.max(1e-6, this.tenants.get(tenantId)?.weight ?? 1);
+  }
+
+  /** Dominant share / weight, with `extra` devices and memory added (negative: removed). */
+  share(tenantId: string, extraDevices = 0, extraMemory = 0): number {
+    const u = this.of(tenantId);
+    const d = this.capacity.devices > 0 ? (u.devices + extraDevices) / this.capacity.devices : 0;
+    const m = this.capacity.memory > 0 ? (u.memory + extraMemory) / this.capacity.memory : 0;
+    return Math.max(0, d, m) / this.weight(tenantId);
+  }
+
+  /** Decayed past usage as a fraction of all tenants' in this pool, over the weight. */
+  history(tenantId: string): number {
+    let total = 0;
+    for (const t of this.tenants.values()) total += t.usage[this.pool]?.deviceSeconds ?? 0;
+    if (total <= 0) return 0;
+    return (this.tenants.get(tenantId)?.usage[this.pool]?.deviceSeconds ?? 0) / total / this.weight(tenantId);
+  }
+
+  /** Computes entitlements from current usage plus demand (call once usage and demand are filled in). */
+  settle(): void {
+    const cap = Math.max(1, this.capacity.devices);
+    const want = new Map<string, number>();
+    for (const [id, u] of this.usage)
+      if (u.devices + u.demand > 0) want.set(id, (u.devices + u.demand) / cap);
+    const ent = new Map<string, number>();
+    let left = 1;
+    let open = [...want.keys()];
+    // Water-filling: tenants that want less than their weighted part get what they want; the rest
+    // split what remains by weight.
+    while (open.length > 0 && left > 1e-12) {
+      const w = open.reduce((s, id) => s + this.weight(id), 0);
+      const satisfied = open.filter((id) => want.get(id)! <= (left * this.weight(id)) / w);
+      if (satisfied.length === 0) {
+        for (const id of open) ent.set(id, (left * this.weight(id)) / w);
+        break;
+      }
+      for (const id of satisfied) {
+        ent.set(id, want.get(id)!);
+        left -= want.get(id)!;
+      }
+      open = open.filter((id) => !satisfied.includes(id));
+    }
+    this.entitlements = ent;
+  }
+
+  /** Entitled fraction of the pool (0..1, not divided by weight). */
+  entitlement(tenantId: string): number {
+    return this.entitlements.get(tenantId) ?? 0;
+  }
+
+  /** Unweighted dominant fraction of the pool held, with an optional change. */
+  fraction(tenantId: string, extraDevices = 0, extraMemory = 0): number {
+    return this.share(tenantId, extraDevices, extraMemory) * this.weight(tenantId);
+  }
+
+  borrowing(tenantId: string, extraDevices = 0, extraMemory = 0): boolean {
+    return this.fraction(tenantId, extraDevices, extraMemory) > this.entitlement(tenantId) + 1e-9;
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * One pool's part of a round: build the pool's model and shares, walk the queue in admission order,
+ * place what fits (free devices first, then time-share groups the cost rules admit), preempt for
+ * what may preempt, say why the rest waits, let placed jobs grow into devices nobody waits for,
+ * and estimate every waiting job's start.
+ */
+import { PoolModel } from './cluster.js';
+import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
+import { FairShare } from './fair-share.js';
+import { admissionOrder, isAged } from './order.js';
+import { planJob, remainingSeconds } from './plan.js';
+import { findVictims } from './preempt.js';
+import { stageDeviceMap } from '../../common/node-protocol/placement.js';
+import type {
+  Decisions,
+  JobPlan,
+  NodeState,
+  PlaceDecision,
+  Policy,
+  QueuedJob,
+  RunningJob,
+  TenantState,
+  WaitReason,
+} from './types.js';
+
+/** Bounds the victim searches of one round (each scans the pool's running jobs). */
+const MAX_PREEMPTION_SEARCHES = 64;
+
+export interface PoolInput {
+  pool: string;
+  nodes: NodeState[];
+  running: RunningJob[];
+  queued: QueuedJob[];
+}
+
+export function schedulePool(
+  input: PoolInput,
+  tenants: ReadonlyMap<string, TenantState>,
+  activeDevices: Map<string, number>,
+  policy: Policy,
+  now: number,
+  out: Decisions,
+): void {
+  const model = new PoolModel(input.pool, input.nodes, policy);
+  const fair = new FairShare(input.pool, { devices: model.totalDevices, memory: model.totalMemory }, tenants);
+  const running = new Map(input.running.map((r) => [r.id, r]));
+  const leaving = new Set<string>();
+  const claimed = new Set<string>();
+  for (const r of input.running) {
+    if (!model.slots.has(r.nodeId)) continue;
+    model.add(r.nodeId, r.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
+    if (r.preemptRequestedAt !== null) leaving.add(r.id);
+  }
+  // Each running job's part of the pool: a device shared by n jobs counts 1/n for each.
+  const footprint = new Map<string, { devices: number; memory: number }>();
+  for (const slots of model.slots.values())
+    for (const s of slots)
+      for (const o of s.occupants) {
+        const f = footprint.get(o.jobId) ?? { devices: 0, memory: 0 };
+        f.devices += 1 / s.occupants.length;
+        f.memory += o.plan.deviceBytes / s.occupants.length;
+        footprint.set(o.jobId, f);
+      }
+  for (const [id, f] of footprint) {
+    const u = fair.of(running.get(id)!.tenantId);
+    u.devices += f.devices;
+    u.memory += f.memory;
+  }
+  const plans = new Map<string, JobPlan>();
+  for (const j of input.queued) {
+    const cap = tenants.get(j.tenantId)?.maxDevicesPerJob ?? j.maxDevices;
+    const plan = planJob({
+      workload: j.workload,
+      devices: j.devices,
+      maxDevices: Math.min(j.maxDevices, Math.max(j.devices, cap)),
+      memoryPerDeviceBytes: j.memoryPerDeviceBytes,
+      profile: j.profile,
+    });
+    plans.set(j.id, plan);
+    fair.of(j.tenantId).demand += plan.devicesMin;
+  }
+  fair.settle();
+
+  const waiting: Waiting[] = [];
+  const placedHere: PlaceDecision[] = [];
+  let blockedBy: QueuedJob | null = null;
+  // Within a round the pool only fills up, so a job that did not fit rules out any later job that
+  // wants at least as much of everything.
+  const misses: { devices: number; load: number; bytes: number; host: number }[] = [];
+  const missed = (p: JobPlan) =>
+    misses.some(
+      (m) =>
+        p.devicesMin >= m.devices &&
+        p.busyFraction >= m.load &&
+        p.deviceBytes >= m.bytes &&
+        p.hostBytes >= m.host,
+    );
+  let searches = 0;
+  const searchFailed = new Set<string>();
+  let highestWaitingPriority = -Infinity;
+
+  for (const job of admissionOrder(input.queued, plans, fair, policy, now)) {
+    const plan = plans.get(job.id)!;
+    const tenant = tenants.get(job.tenantId);
+    const aged = isAged(job, policy, now);
+    const notBefore = crashBackoffUntil(job, policy);
+    const wait = (reason: WaitReason) => {
+      waiting.push({ job, plan, reason, notBefore });
+      if (reason !== 'quota' && reason !== 'crash_loop')
+        highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
+    };
+    if (notBefore > now) {
+      wait('crash_loop');
+      continue;
+    }
+    const active = activeDevices.get(job.tenantId) ?? 0;
+    if (
+      !tenant ||
+      active + plan.devicesMin > tenant.maxConcurrentDevices ||
+      tenant.periodDeviceSeconds >= tenant.deviceHoursPerMonth * 3600
+    ) {
+      wait('quota');
+      continue;
+    }
+    if (blockedBy) {
+      wait(
+        blockedBy.priority > job.priority
+          ? 'priority'
+          : job.requeueReason === 'preempted'
+            ? 'preempted'
+            : 'capacity',
+      );
+      continue;
+    }
+    const fit = missed(plan) ? null : findPlacement(model, plan);
+    if (fit) {
+      const decision: PlaceDecision = {
+        jobId: job.id,
+        tenantId: job.tenantId,
+        queueSeq: job.queueSeq,
+        nodeId: fit.nodeId,
+        devices: fit.devices,
+        ...stageDeviceMap(plan.mode, fit.devices),
+        ...deviceFigures(model, fit.nodeId, fit.devices),
+        plan,
+        sharedWith: fit.shared,
+      };
+      model.add(fit.nodeId, fit.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+      const u = fair.of(job.tenantId);
+      u.devices += fit.devices.length;
+      u.memory += fit.devices.length * plan.deviceBytes;
+      u.demand -= plan.devicesMin;
+      activeDevices.set(job.tenantId, active + fit.devices.length);
+      placedHere.push(decision);
+      continue;
+    }
+    misses.push({
+      devices: plan.devicesMin,
+      load: plan.busyFraction,
+      bytes: plan.deviceBytes,
+      host: plan.hostBytes,
+    });
+    let reason: WaitReason | null = null;
+    if (policy.preemption && searches < MAX_PREEMPTION_SEARCHES && !searchFailed.has(job.tenantId)) {
+      searches++;
+      const found = findVictims(
+        { model, fair, policy, now, running, leaving, claimed, footprint },
+        job,
+        plan,
+        aged,
+      );
+      if (found) {
+        for (const v of found.victims) {
+          leaving.add(v.jobId);
+          const f = footprint.get(v.jobId);
+          if (f) {
+            fair.of(v.tenantId).devices -= f.devices;
+            fair.of(v.tenantId).memory -= f.memory;
+          }
+          out.preempt.push(v);
+        }
+        reason = found.victims[0]?.reason === 'priority' ? 'priority' : 'capacity';
+      } else searchFailed.add(job.tenantId);
+    }
+    reason ??=
+      job.requeueReason === 'preempted'
+        ? 'preempted'
+        : policy.fairShare &&
+            fair.fraction(job.tenantId) >= fair.entitlement(job.tenantId) - 1e-9 &&
+            fair.entitlement(job.tenantId) < 1
+          ? 'fair_share'
+          : highestWaitingPriority > job.priority
+            ? 'priority'
+            : 'capacity';
+    wait(reason);
+    if (aged || !policy.backfill) blockedBy = job;
+  }
+
+  growIntoIdleDevices(model, placedHere, waiting, tenants, activeDevices);
+  out.place.push(...placedHere);
+
+  // Devices free when the jobs on them now are predicted to finish.
+  const endOf = new Map<string, number>();
+  for (const r of input.running)
+    endOf.set(
+      r.id,
+      leaving.has(r.id)
+        ? (r.preemptRequestedAt ?? now) + policy.preemptGraceSeconds * 1000
+        : now + remainingSeconds(r.plan, r.steps, r.stepsDone) * 1000,
+    );
+  const queuedById = new Map(input.queued.map((j) => [j.id, j]));
+  for (const p of placedHere) {
+    const j = queuedById.get(p.jobId)!;
+    endOf.set(p.jobId, now + remainingSeconds(p.plan, j.workload.steps, j.stepsDone) * 1000);
+  }
+  const freeAt: number[] = [];
+  for (const slots of model.slots.values())
+    for (const s of slots) freeAt.push(Math.max(now, ...s.occupants.map((o) => endOf.get(o.jobId) ?? now)));
+  out.queue.push(...estimateQueue(input.pool, freeAt, waiting, now));
+
+  for (const [tenantId, u] of fair.usage)
+    if (u.devices > 1e-9 || u.demand > 0)
+      out.shares.push({
+        tenantId,
+        pool: input.pool,
+        share: fair.fraction(tenantId),
+        entitlement: fair.entitlement(tenantId),
+        devices: u.devices,
+        demand: u.demand,
+      });
+}
+
+/** What the engine may use on each device: the smallest of the chosen devices' threads and memory. */
+function deviceFigures(model: PoolModel, nodeId: string, devices: number[]) {
+  const slots = model.slotsOf(nodeId, devices);
+  return {
+    threadsPerDevice: Math.max(1, Math.min(...slots.map((s) => s.threads))),
+    memoryBytes: Math.min(...slots.map((s) => s.memoryBytes)),
+  };
+}
+
+/** Free devices first (best fit), then the cheapest time-share group on any node. */
+function findPlacement(model: PoolModel, plan: JobPlan) {
+  const exclusive = model.exclusiveFit(plan, plan.devicesMin);
+  if (exclusive) return { ...exclusive, shared: 0 };
+  let best: { nodeId: string; devices: number[]; shared: number; cost: number } | null = null;
+  for (const nodeId of model.slots.keys()) {
+    const f = model.fitOnNode(nodeId, plan, plan.devicesMin);
+    if (f && (!best || f.cost < best.cost)) best = { nodeId, ...f };
+  }
+  return best;
+}
+
+/**
+ * `maxDevices`: a job placed this round takes more free devices of its node, up to its maximum,
+ * only when no job of the pool waits for capacity (growth never delays anyone) and its tenant's
+ * device quota allows.
+ */
+function growIntoIdleDevices(
+  model: PoolModel,
+  placed: PlaceDecision[],
+  waiting: readonly Waiting[],
+  tenants: ReadonlyMap<string, TenantState>,
+  activeDevices: Map<string, number>,
+): void {
+  if (waiting.some((w) => w.reason !== 'quota' && w.reason !== 'crash_loop')) return;
+  for (const p of placed) {
+    const extra = p.plan.devicesMax - p.devices.length;
+    if (extra <= 0 || p.sharedWith > 0) continue;
+    const tenant = tenants.get(p.tenantId)!;
+    const room = Math.min(extra, tenant.maxConcurrentDevices - (activeDevices.get(p.tenantId) ?? 0));
+    const free = model
+      .freeOn(p.nodeId)
+      .filter((i) => model.slotsOf(p.nodeId, [i])[0]!.memoryBytes >= p.plan.deviceBytes);
+    const more = free.slice(0, Math.max(0, room));
+    if (more.length === 0) continue;
+    model.add(p.nodeId, more, { jobId: p.jobId, tenantId: p.tenantId, plan: p.plan });
+    p.devices = [...p.devices, ...more].sort((a, b) => a - b);
+    Object.assign(p, stageDeviceMap(p.mode, p.devices), deviceFigures(model, p.nodeId, p.devices));
+    activeDevices.set(p.tenantId, (activeDevices.get(p.tenantId) ?? 0) + more.length);
+  }
+}

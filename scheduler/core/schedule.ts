@@ -1,0 +1,37 @@
+/**
+ * The round: `schedule(snapshot, policy, now) → decisions`, pure (no I/O, the clock injected).
+ * Kueue's cycle, step by step:
+ *   1. take back the devices of jobs whose preemption grace ran out;
+ *   2. per pool (pools never wait on each other): snapshot the pool's devices and shares, nominate
+ *      each queued job's plan, admit in tournament order (placing, time-sharing or preempting),
+ *      and requeue the rest with their reason, position and estimated start (pool-round.ts).
+ */
+import { schedulePool, type PoolInput } from './pool-round.js';
+import type { Decisions, Policy, Snapshot } from './types.js';
+
+export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decisions {
+  const out: Decisions = { place: [], preempt: [], takeBack: [], queue: [], shares: [] };
+  const tenants = new Map(snapshot.tenants.map((t) => [t.id, t]));
+  const activeDevices = new Map(snapshot.tenants.map((t) => [t.id, t.activeDevices]));
+
+  const graceMs = policy.preemptGraceSeconds * 1000;
+  const stillRunning = snapshot.running.filter((r) => {
+    if (r.preemptRequestedAt === null || now - r.preemptRequestedAt < graceMs) return true;
+    out.takeBack.push({ jobId: r.id, tenantId: r.tenantId });
+    activeDevices.set(r.tenantId, Math.max(0, (activeDevices.get(r.tenantId) ?? 0) - r.devices.length));
+    return false;
+  });
+
+  const pools = new Map<string, PoolInput>();
+  const poolOf = (name: string) => {
+    let p = pools.get(name);
+    if (!p) pools.set(name, (p = { pool: name, nodes: [], running: [], queued: [] }));
+    return p;
+  };
+  for (const n of snapshot.nodes) poolOf(n.pool).nodes.push(n);
+  for (const r of stillRunning) poolOf(r.pool).running.push(r);
+  for (const q of snapshot.queued) poolOf(q.pool).queued.push(q);
+  for (const name of [...pools.keys()].sort())
+    schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);
+  return out;
+}

@@ -1,0 +1,373 @@
+// Table-driven tests of the round, one rule each: schedule(snapshot, policy, now) → decisions.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../policy.js';
+import { schedule } from '../schedule.js';
+import type { Decisions } from '../types.js';
+import { T0, node, plan, queued, running, snapshot, tenant, workload } from './builders.js';
+
+const GiB = 1024 ** 3;
+const placedIds = (d: Decisions) => d.place.map((p) => p.jobId).sort();
+const view = (d: Decisions, id: string) => d.queue.find((q) => q.jobId === id);
+
+describe('schedule(): placement', () => {
+  it('places on free devices first, best fit, and never on two nodes', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4), node('n2', 2)],
+        tenants: [tenant('a')],
+        running: [running('r1', 'a', 'n1', [0])],
+        queued: [
+          queued('q1', 'a', { devices: 2, maxDevices: 2 }),
+          queued('q2', 'a', { devices: 3, maxDevices: 3 }),
+        ],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    const q1 = d.place.find((p) => p.jobId === 'q1')!;
+    const q2 = d.place.find((p) => p.jobId === 'q2')!;
+    assert.equal(q1.nodeId, 'n2', 'the node with exactly the free devices wanted');
+    assert.deepEqual(q2.devices, [1, 2, 3]);
+    assert.equal(q2.nodeId, 'n1');
+    assert.equal(q1.sharedWith + q2.sharedWith, 0);
+  });
+
+  it('time-shares a device when the group load and switch share stay within bounds', () => {
+    const s = snapshot({
+      nodes: [node('n1', 1)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [running('r1', 'a', 'n1', [0], { plan: plan({ busyFraction: 0.5 }) })],
+      queued: [queued('q1', 'b')],
+    });
+    const d = schedule(s, defaultPolicy, T0);
+    assert.deepEqual(placedIds(d), ['q1']);
+    assert.equal(d.place[0]!.sharedWith, 1);
+    // The same job on a device whose group would be overloaded waits.
+    const busy = { ...s, running: [running('r1', 'a', 'n1', [0], { plan: plan({ busyFraction: 0.95 }) })] };
+    assert.deepEqual(placedIds(schedule(busy, defaultPolicy, T0)), []);
+    // Switches too costly against the step: refused.
+    const costly = {
+      ...s,
+      running: [running('r1', 'a', 'n1', [0], { plan: plan({ busyFraction: 0.3, switchSeconds: 3 }) })],
+    };
+    assert.deepEqual(placedIds(schedule(costly, defaultPolicy, T0)), []);
+    // Without time-sharing (Kueue-like): never shared.
+    assert.deepEqual(placedIds(schedule(s, kueueLikePolicy, T0)), []);
+  });
+
+  it('honours device memory, host memory and memoryPerDeviceMiB', () => {
+    const small = node('n1', 1, { devices: [{ index: 0, memoryBytes: 2 * GiB, threads: 1 }] });
+    const d = schedule(
+      snapshot({
+        nodes: [small],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('big', 'a', { memoryPerDeviceBytes: 4 * GiB })],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), []);
+    assert.equal(view(d, 'big')!.waitReason, 'capacity');
+    const tightHost = node('n1', 2, { hostMemoryBytes: GiB + 1024 });
+    const d2 = schedule(
+      snapshot({
+        nodes: [tightHost],
+        tenants: [tenant('a')],
+        running: [running('r', 'a', 'n1', [0])],
+        queued: [queued('q', 'a')],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d2), [], 'host memory cannot hold both offloaded states');
+  });
+
+  it('lets a job grow into idle devices up to maxDevices when nobody waits', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('q', 'a', { devices: 1, maxDevices: 3 })],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(d.place[0]!.devices, [0, 1, 2]);
+    const d2 = schedule(
+      snapshot({
+        nodes: [node('n1', 2)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [
+          queued('q', 'a', { devices: 1, maxDevices: 3 }),
+          queued('other', 'a', { devices: 2, maxDevices: 2 }),
+        ],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.equal(d2.place.find((p) => p.jobId === 'q')!.devices.length, 1, 'no growth while a job waits');
+  });
+
+  it('splits a spatial job between generation and training in the placement', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('s', 'a', { devices: 4, maxDevices: 4, workload: workload({ mode: 'spatial' }) })],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.equal(d.place[0]!.mode, 'spatial');
+    assert.deepEqual(d.place[0]!.stages, { generate: [0, 1], train: [2, 3] });
+  });
+
+  it('keeps pools independent', () => {
+    const nodes = [node('g1', 1, { pool: 'gpu' })];
+    const queuedJobs = [
+      ...Array.from({ length: 500 }, (_, i) => queued(`cpu-${i}`, 'a', { pool: 'nowhere' })),
+      queued('gpu-job', 'a', { pool: 'gpu' }),
+    ];
+    const d = schedule(
+      snapshot({ nodes, tenants: [tenant('a')], running: [], queued: queuedJobs }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), ['gpu-job']);
+    assert.equal(view(d, 'cpu-0')!.estimatedStartAt, null, 'a pool with no devices has no estimate');
+  });
+});
+
+describe('schedule(): quotas and order', () => {
+  it('never exceeds concurrent devices or monthly device-hours', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 8)],
+        tenants: [
+          tenant('a', { maxConcurrentDevices: 3 }),
+          tenant('b', { deviceHoursPerMonth: 1, periodDeviceSeconds: 3600 }),
+        ],
+        running: [running('r', 'a', 'n1', [0])],
+        queued: [queued('a1', 'a', { devices: 2, maxDevices: 2 }), queued('a2', 'a'), queued('b1', 'b')],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), ['a1']);
+    assert.equal(view(d, 'a2')!.waitReason, 'quota');
+    assert.equal(view(d, 'b1')!.waitReason, 'quota');
+  });
+
+  it('orders tenants by weighted dominant share, not by arrival', () => {
+    // a submitted 6 jobs first; b arrives later with 6; 4 devices: each gets 2.
+    const jobs = [
+      ...Array.from({ length: 6 }, (_, i) => queued(`a${i}`, 'a', { queuedAt: T0 - 100_000 + i })),
+      ...Array.from({ length: 6 }, (_, i) => queued(`b${i}`, 'b', { queuedAt: T0 - 50_000 + i })),
+    ];
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [],
+      queued: jobs,
+    });
+    const fair = schedule(s, kueueLikePolicy, T0);
+    assert.deepEqual(placedIds(fair), ['a0', 'a1', 'b0', 'b1']);
+    assert.equal(view(fair, 'b2')!.waitReason, 'fair_share', 'b holds its share');
+    assert.equal(view(fair, 'a2')!.waitReason, 'fair_share');
+    const fifo = schedule(s, exclusiveFifoPolicy, T0);
+    assert.deepEqual(placedIds(fifo), ['a0', 'a1', 'a2', 'a3'], 'FIFO: whoever came first takes the pool');
+    // Weight 3 against 1: three devices of four.
+    const weighted = schedule(
+      { ...s, tenants: [tenant('a'), tenant('b', { weight: 3 })] },
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(weighted), ['a0', 'b0', 'b1', 'b2']);
+  });
+
+  it('puts priority first within a tenant and reports it as the reason', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [
+          queued('low', 'a', { priority: 0, queuedAt: T0 - 9000 }),
+          queued('high', 'a', { priority: 2 }),
+        ],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), ['high']);
+  });
+
+  it('backs off a crash-looping job and says so', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('c', 'a', { requeueReason: 'crashed', attempts: 2, queuedAt: T0 - 1000 })],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), []);
+    assert.equal(view(d, 'c')!.waitReason, 'crash_loop');
+    assert.ok(view(d, 'c')!.estimatedStartAt! >= T0 + 9000, 'not before its back-off ends');
+    const later = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('c', 'a', { requeueReason: 'crashed', attempts: 2, queuedAt: T0 - 11_000 })],
+      }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(later), ['c']);
+  });
+
+  it('strict FIFO blocks the queue behind a job that does not fit; backfill does not', () => {
+    const s = snapshot({
+      nodes: [node('n1', 2)],
+      tenants: [tenant('a')],
+      running: [running('r', 'a', 'n1', [0])],
+      queued: [queued('wide', 'a', { devices: 2, maxDevices: 2 }), queued('narrow', 'a')],
+    });
+    assert.deepEqual(placedIds(schedule(s, exclusiveFifoPolicy, T0)), []);
+    assert.deepEqual(placedIds(schedule(s, kueueLikePolicy, T0)), ['narrow']);
+  });
+
+  it('gives positions and estimates that follow the queue', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a')],
+        running: [running('r', 'a', 'n1', [0], { stepsDone: 90, steps: 100 })],
+        queued: [queued('q1', 'a'), queued('q2', 'a')],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    const q1 = view(d, 'q1')!;
+    const q2 = view(d, 'q2')!;
+    assert.deepEqual([q1.position, q2.position, q1.tenantPosition, q2.tenantPosition], [1, 2, 1, 2]);
+    assert.equal(q1.estimatedStartAt, T0 + 10 * 10_000, 'when r finishes its 10 remaining steps');
+    assert.ok(q2.estimatedStartAt! > q1.estimatedStartAt!);
+  });
+
+  it('moves a job past the aging bound to the front of its pool', () => {
+    const old = queued('old', 'a', { priority: 0, queuedAt: T0 - 2 * 3600_000 });
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [],
+        queued: [queued('b-high', 'b', { priority: 3 }), old],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), ['old']);
+  });
+});
+
+describe('schedule(): preemption', () => {
+  it('preempts a lower-priority job of the same tenant, after its minimum run time only', () => {
+    const base = {
+      nodes: [node('n1', 1)],
+      tenants: [tenant('a')],
+      queued: [queued('urgent', 'a', { priority: 3 })],
+    };
+    const d = schedule(
+      snapshot({ ...base, running: [running('low', 'a', 'n1', [0], { priority: 0 })] }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(d.preempt, [{ jobId: 'low', tenantId: 'a', reason: 'priority', forJobId: 'urgent' }]);
+    assert.equal(view(d, 'urgent')!.waitReason, 'priority');
+    const young = schedule(
+      snapshot({
+        ...base,
+        running: [running('low', 'a', 'n1', [0], { priority: 0, placedAt: T0 - 10_000 })],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(young.preempt, [], 'inside its minimum run time');
+  });
+
+  it('reclaims from a borrowing tenant for one under its share, and never back and forth', () => {
+    // b borrowed all 4 devices while a was away; a wants 2 back.
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [0, 1, 2, 3].map((i) => running(`b${i}`, 'b', 'n1', [i], { placedAt: T0 - 3_600_000 + i })),
+      queued: [queued('a0', 'a'), queued('a1', 'a'), queued('a2', 'a')],
+    });
+    const d = schedule(s, kueueLikePolicy, T0);
+    assert.equal(d.preempt.length, 2, 'two devices reclaimed, not three: a would then borrow');
+    assert.ok(d.preempt.every((p) => p.reason === 'reclaim' && p.tenantId === 'b'));
+    // After the reclaim, 2 + 2: b's queued job may not take one back from a.
+    const after = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [
+        running('a0', 'a', 'n1', [0]),
+        running('a1', 'a', 'n1', [1]),
+        running('b2', 'b', 'n1', [2]),
+        running('b3', 'b', 'n1', [3]),
+      ],
+      queued: [queued('b0', 'b'), queued('b1', 'b')],
+    });
+    assert.deepEqual(schedule(after, kueueLikePolicy, T0).preempt, []);
+  });
+
+  it('does not preempt again while earlier victims are still leaving', () => {
+    const s = snapshot({
+      nodes: [node('n1', 1)],
+      tenants: [tenant('a')],
+      running: [running('low', 'a', 'n1', [0], { priority: 0, preemptRequestedAt: T0 - 5000 })],
+      queued: [queued('urgent', 'a', { priority: 3 })],
+    });
+    assert.deepEqual(schedule(s, kueueLikePolicy, T0).preempt, []);
+  });
+
+  it('takes the devices back once the grace period has run out', () => {
+    const s = snapshot({
+      nodes: [node('n1', 1)],
+      tenants: [tenant('a')],
+      running: [running('low', 'a', 'n1', [0], { priority: 0, preemptRequestedAt: T0 - 31_000 })],
+      queued: [queued('urgent', 'a', { priority: 3 })],
+    });
+    const d = schedule(s, kueueLikePolicy, T0);
+    assert.deepEqual(d.takeBack, [{ jobId: 'low', tenantId: 'a' }]);
+    assert.deepEqual(placedIds(d), ['urgent']);
+  });
+
+  it('reports shares against entitlements', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a'), tenant('b', { weight: 3 })],
+        running: [running('a0', 'a', 'n1', [0])],
+        queued: [queued('b0', 'b', { devices: 4, maxDevices: 4 })],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    const a = d.shares.find((s) => s.tenantId === 'a')!;
+    const b = d.shares.find((s) => s.tenantId === 'b')!;
+    assert.equal(a.share, 0.25);
+    assert.equal(a.entitlement, 0.25);
+    assert.equal(b.entitlement, 0.75);
+    assert.equal(b.demand, 4);
+  });
+});

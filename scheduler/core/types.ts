@@ -1,0 +1,219 @@
+/**
+ * The scheduler's round as data: what it reads (a snapshot of the cluster and the queue), how it is
+ * tuned (a policy) and what it decides. `schedule(snapshot, policy, now)` (schedule.ts) is a pure
+ * function of these; production (scheduler/rounds/), tests and the simulator (scheduler/sim/) build
+ * snapshots their own way and call the same code. Times are milliseconds since the epoch.
+ */
+import type { PlacementMode, StageDevices } from '../../common/node-protocol/index.js';
+
+export type WaitReason = 'capacity' | 'quota' | 'fair_share' | 'priority' | 'crash_loop' | 'preempted';
+export type RequestedMode = 'auto' | 'temporal' | 'spatial' | 'hybrid';
+
+export interface DeviceState {
+  index: number;
+  memoryBytes: number;
+  threads: number;
+}
+
+/** A node that can take work now (ready, heartbeating). */
+export interface NodeState {
+  id: string;
+  pool: string;
+  /** Host memory for the offloaded state of every job placed here (Infinity when unknown). */
+  hostMemoryBytes: number;
+  devices: DeviceState[];
+}
+
+/** What the planner needs to know about a job's workload (from its spec). */
+export interface Workload {
+  mode: RequestedMode;
+  /** Parameters of the model (from its preset or sizes). */
+  parameters: number;
+  steps: number;
+  promptsPerStep: number;
+  groupSize: number;
+  /** Tokens per sequence (prompt + completion), roughly. */
+  sequenceTokens: number;
+}
+
+/** Measured figures of a job's recent steps (stage_profiles), when it has run before. */
+export interface ProfileSummary {
+  /** Mean wall seconds of one step, holds and gaps included. */
+  stepSeconds: number;
+  /** Mean seconds per step the job held its devices (onload, run and offload of every stage). */
+  busySeconds: number;
+  /** Mean onload + offload seconds per step. */
+  switchSeconds: number;
+  /** Peak bytes the job's state takes on a device. */
+  peakBytes: number;
+  /** Steps the figures are drawn from. */
+  samples: number;
+}
+
+/**
+ * What a job wants and what it costs, from one function (plan.ts `planJob`) that the stage-level
+ * planner replaces later. Fractions are of the job's own step time.
+ */
+export interface JobPlan {
+  devicesMin: number;
+  devicesMax: number;
+  mode: PlacementMode;
+  /** Predicted seconds per step when the job has its devices to itself. */
+  stepSeconds: number;
+  /** Share of a step its devices are busy (running, onloading, offloading); the rest is idle time. */
+  busyFraction: number;
+  /** Onload + offload seconds per step (what a switch costs when another job used the device). */
+  switchSeconds: number;
+  /** Bytes of the job's working set on each device while it runs (must fit the device). */
+  deviceBytes: number;
+  /** Bytes of its offloaded state in host memory while another job runs. */
+  hostBytes: number;
+  /** 0..1: how much of the plan comes from measurements rather than the prior. */
+  confidence: number;
+}
+
+export interface RunningJob {
+  id: string;
+  tenantId: string;
+  pool: string;
+  priority: number;
+  nodeId: string;
+  devices: number[];
+  plan: JobPlan;
+  placedAt: number;
+  /** Set while a preemption notice is out: the job is checkpointing and will give its devices back. */
+  preemptRequestedAt: number | null;
+  /** Steps done so far (from its metrics or checkpoints) and steps in all. */
+  stepsDone: number;
+  steps: number;
+}
+
+export interface QueuedJob {
+  id: string;
+  tenantId: string;
+  pool: string;
+  priority: number;
+  queueSeq: number;
+  /** When the job (last) entered the queue. */
+  queuedAt: number;
+  createdAt: number;
+  /** Devices the job needs at least / can use at most, from its spec. */
+  devices: number;
+  maxDevices: number;
+  /** Bytes per device the spec asks for (memoryPerDeviceMiB), or null. */
+  memoryPerDeviceBytes: number | null;
+  workload: Workload;
+  /** Steps already done (a preempted or requeued job resumes). */
+  stepsDone: number;
+  attempts: number;
+  /** Why it last went back to the queue, or null for a fresh submission. */
+  requeueReason: 'preempted' | 'node_lost' | 'crashed' | 'drained' | null;
+  /** Measured figures from its earlier runs, if any. */
+  profile: ProfileSummary | null;
+}
+
+export interface TenantState {
+  id: string;
+  weight: number;
+  maxConcurrentDevices: number;
+  maxDevicesPerJob: number;
+  /** Device-hours allowed this month and device-seconds used this month. */
+  deviceHoursPerMonth: number;
+  periodDeviceSeconds: number;
+  /** Devices its placed and running jobs hold now (a time-shared device counts for each job). */
+  activeDevices: number;
+  /** Decayed usage per pool: device-seconds and device-memory byte-seconds (half-life decay). */
+  usage: Record<string, { deviceSeconds: number; memoryByteSeconds: number }>;
+}
+
+export interface Snapshot {
+  nodes: NodeState[];
+  tenants: TenantState[];
+  running: RunningJob[];
+  /** Every queued job (any order; the round orders them). */
+  queued: QueuedJob[];
+  /** Profiles of running jobs, by job id (queued jobs carry theirs). */
+  profiles?: ReadonlyMap<string, ProfileSummary>;
+}
+
+export interface Policy {
+  /** Upper bound of jobs that may share one device in time. */
+  maxJobsPerDevice: number;
+  /** A time-share group is refused if its jobs' combined busy fractions (switches included) exceed this. */
+  maxGroupLoad: number;
+  /** A time-share group is refused if more than this fraction of device time would go to switches. */
+  maxSwitchFraction: number;
+  /** Time-sharing on or off (off: exclusive devices only, the Kueue-like and FIFO baselines). */
+  timeSharing: boolean;
+  /** Order tenants by weighted dominant share (off: FIFO by arrival, priority first). */
+  fairShare: boolean;
+  /** Later jobs may start when an earlier one does not fit (off: strict FIFO within a pool). */
+  backfill: boolean;
+  /** Preemption on or off. */
+  preemption: boolean;
+  /** A job runs at least this long between preemptions. */
+  minRunSeconds: number;
+  /** How long a preempted job may take to checkpoint before its devices are taken back. */
+  preemptGraceSeconds: number;
+  /** A job queued longer than this goes first in its pool and may preempt; no job waits past it plus the longest run it waits for. */
+  agingBoundSeconds: number;
+  /** Weight of decayed past usage against current usage when ordering tenants (0 = current only). */
+  usageHistoryWeight: number;
+  /** Crash-looping jobs wait this × 2^(attempts−1) seconds before the next attempt (capped at 5 min). */
+  crashBackoffSeconds: number;
+}
+
+export interface PlaceDecision {
+  jobId: string;
+  tenantId: string;
+  queueSeq: number;
+  nodeId: string;
+  devices: number[];
+  mode: PlacementMode;
+  stages: StageDevices;
+  threadsPerDevice: number;
+  memoryBytes: number;
+  plan: JobPlan;
+  /** Other jobs on these devices at placement (0 = exclusive). */
+  sharedWith: number;
+}
+
+export interface PreemptDecision {
+  jobId: string;
+  tenantId: string;
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound. */
+  reason: 'priority' | 'reclaim' | 'aging';
+  /** The queued job the devices are freed for. */
+  forJobId: string;
+}
+
+export interface QueueEntryView {
+  jobId: string;
+  pool: string;
+  /** 1-based position in the pool's order after this round, and among the tenant's own queued jobs. */
+  position: number;
+  tenantPosition: number;
+  waitReason: WaitReason;
+  /** Estimated start (ms), or null when it cannot be estimated (no capacity at all). */
+  estimatedStartAt: number | null;
+}
+
+export interface TenantShareView {
+  tenantId: string;
+  pool: string;
+  /** Weighted dominant share of the pool held now, and what its weight entitles it to (0..1). */
+  share: number;
+  entitlement: number;
+  /** Devices held now and devices wanted by its queued jobs. */
+  devices: number;
+  demand: number;
+}
+
+export interface Decisions {
+  place: PlaceDecision[];
+  preempt: PreemptDecision[];
+  /** Jobs whose preemption grace ran out: taken back and requeued. */
+  takeBack: { jobId: string; tenantId: string }[];
+  queue: QueueEntryView[];
+  shares: TenantShareView[];
+}
