@@ -4,6 +4,7 @@
  * credential that is present and invalid), rate limit, body parsing with a size limit, routes, JSON
  * 404, the one error handler.
  */
+import { queueRoutes } from './routes/queue.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { requestLog } from './http/request-log.js';
@@ -65,6 +66,7 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.use(jobDataRoutes(deps, registry));
   app.use(usageRoutes(deps, registry));
   app.use(infraRoutes(deps, registry));
+  app.use(queueRoutes(deps, registry));
   app.use(nodeJobRoutes(deps, registry));
 
   app.use(notFoundRoute);

@@ -22,7 +22,14 @@ export const finalStatuses: readonly JobStatus[] = ['succeeded', 'failed', 'canc
 export const isFinal = (s: JobStatus) => finalStatuses.includes(s);
 
 /** Why a queued job is not running yet: the question users of job platforms ask most. */
-export const waitReasons = ['capacity', 'quota', 'fair_share', 'priority', 'crash_loop'] as const;
+export const waitReasons = [
+  'capacity',
+  'quota',
+  'fair_share',
+  'priority',
+  'crash_loop',
+  'preempted',
+] as const;
 export type WaitReason = (typeof waitReasons)[number];
 
 export const priorityLevels = { low: 0, normal: 1, high: 2, urgent: 3 } as const;

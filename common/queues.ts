@@ -12,6 +12,12 @@ export interface RedisNames {
   eventsChannel: string;
   /** Pub/sub channel carrying `{ jobId, action }` for workers: cancel / preempt. */
   controlChannel: string;
+  /** Pub/sub channel that wakes the scheduler's leader for a round (submission, requeue, node change). */
+  schedulerChannel: string;
+  /** Hash of every queued job's position, ETA and wait reason, rewritten by each round. */
+  queueViewKey: string;
+  /** Hash of each tenant's share and entitlement per pool, rewritten by each round. */
+  sharesKey: string;
   /** Pub/sub channel a node's daemon listens on for "your assignments changed". */
   nodeChannel(nodeId: string): string;
   /** Prefix of the device-lock keys (common/device-lock). */
@@ -25,6 +31,9 @@ export function redisNames(prefix: string): RedisNames {
     bullPrefix: `${p}bull`,
     eventsChannel: `${p}events`,
     controlChannel: `${p}control`,
+    schedulerChannel: `${p}scheduler`,
+    queueViewKey: `${p}queue-view`,
+    sharesKey: `${p}shares`,
     nodeChannel: (nodeId: string) => `${p}node:${nodeId}`,
     lockPrefix: p,
   };

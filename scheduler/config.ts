@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { logLevelSchema, parseConfig } from '../common/config.js';
+import { defaultPolicy } from './core/policy.js';
+import type { Policy } from './core/types.js';
 
 const schema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -7,10 +9,19 @@ const schema = z.object({
   TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
   TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce.number().int().min(1).max(64).default(2),
   TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
-  TIMESHARE_PLACEMENT_RETRY_MS: z.coerce.number().int().min(50).default(1000),
-  TIMESHARE_PLACEMENT_LOCK_MS: z.coerce.number().int().min(1000).default(10_000),
+  /** A round runs at least this often (and at once when woken by a submission or a change). */
+  TIMESHARE_ROUND_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** The leader's lease: a standby takes over at most this long after the leader died. */
+  TIMESHARE_LEADER_LEASE_MS: z.coerce.number().int().min(500).max(60_000).default(5000),
+  TIMESHARE_MIN_RUN_SECONDS: z.coerce.number().min(0).default(defaultPolicy.minRunSeconds),
+  TIMESHARE_PREEMPT_GRACE_SECONDS: z.coerce.number().min(0).default(defaultPolicy.preemptGraceSeconds),
+  TIMESHARE_AGING_BOUND_SECONDS: z.coerce.number().min(1).default(defaultPolicy.agingBoundSeconds),
+  TIMESHARE_USAGE_HALF_LIFE_HOURS: z.coerce.number().min(0).default(168),
+  TIMESHARE_MAX_GROUP_LOAD: z.coerce.number().min(0.1).max(16).default(defaultPolicy.maxGroupLoad),
+  TIMESHARE_MAX_SWITCH_FRACTION: z.coerce.number().min(0).max(1).default(defaultPolicy.maxSwitchFraction),
+  TIMESHARE_PREEMPTION: z.enum(['on', 'off']).default('on'),
   LOG_LEVEL: logLevelSchema,
-  /** Test-only fault injection: `crash_in_placement` SIGKILLs the scheduler holding a queue entry. */
+  /** Test-only fault injection: `crash_in_round` SIGKILLs the leader between deciding and committing. */
   TIMESHARE_FAULT: z.string().optional(),
 });
 
@@ -18,4 +29,18 @@ export type SchedulerConfig = Readonly<z.output<typeof schema>>;
 
 export function loadSchedulerConfig(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
   return parseConfig(schema, env);
+}
+
+/** The round's policy from the configuration. */
+export function policyFrom(config: SchedulerConfig): Policy {
+  return {
+    ...defaultPolicy,
+    maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE,
+    maxGroupLoad: config.TIMESHARE_MAX_GROUP_LOAD,
+    maxSwitchFraction: config.TIMESHARE_MAX_SWITCH_FRACTION,
+    preemption: config.TIMESHARE_PREEMPTION === 'on',
+    minRunSeconds: config.TIMESHARE_MIN_RUN_SECONDS,
+    preemptGraceSeconds: config.TIMESHARE_PREEMPT_GRACE_SECONDS,
+    agingBoundSeconds: config.TIMESHARE_AGING_BOUND_SECONDS,
+  };
 }

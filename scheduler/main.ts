@@ -1,39 +1,43 @@
 /**
- * Entry point of the scheduler: `node dist/scheduler/main.js`.
- *
- * Today: the minimal placement path (first fit with time-sharing, placement/), node liveness
- * (liveness.ts) and the device-lock sweeper. The global scheduler (fair share, cost model,
- * re-planning, preemption, leader election) replaces the placement path in its own issue.
+ * Entry point of the scheduler: `node dist/scheduler/main.js`. Several may run: one holds the
+ * leader lease and runs the rounds (rounds/round-loop.ts: snapshot → schedule() → one fenced
+ * transaction → announce), the others stand by and take over within the lease. Every instance
+ * also sweeps lost nodes (liveness.ts; idempotent) and lapsed device-lock leases.
  */
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { connectDatabase } from '../common/db.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
 import { JobQueue } from '../common/jobs/queue.js';
 import { createLogger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
-import { loadSchedulerConfig } from './config.js';
+import { loadSchedulerConfig, policyFrom } from './config.js';
 import { sweepLostNodes } from './liveness.js';
-import { startPlacementConsumer } from './placement/consumer.js';
-import { DeviceLockService } from '../common/device-lock/index.js';
+import { startRoundLoop } from './rounds/round-loop.js';
 
 const config = loadSchedulerConfig();
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
 const db = connectDatabase(config.DATABASE_URL, 4);
 const redis = connectRedis(config.REDIS_URL);
-const blocking = connectRedis(config.REDIS_URL, { blocking: true });
-const queue = new JobQueue(connectRedis(config.REDIS_URL, { blocking: true }), names);
+const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
+const queue = new JobQueue(redis, names);
+const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
-const placement = startPlacementConsumer({
+const rounds = startRoundLoop({
   pool: db.pool,
   redis,
-  blocking,
+  subscriber,
   names,
   logger,
   options: {
-    maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE,
+    holder,
+    policy: policyFrom(config),
+    intervalMs: config.TIMESHARE_ROUND_INTERVAL_MS,
+    leaseMs: config.TIMESHARE_LEADER_LEASE_MS,
     heartbeatTimeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
-    retryMs: config.TIMESHARE_PLACEMENT_RETRY_MS,
-    lockMs: config.TIMESHARE_PLACEMENT_LOCK_MS,
+    usageHalfLifeSeconds: config.TIMESHARE_USAGE_HALF_LIFE_HOURS * 3600,
     ...(config.TIMESHARE_FAULT ? { fault: config.TIMESHARE_FAULT } : {}),
   },
 });
@@ -57,16 +61,15 @@ const livenessTimer = setInterval(
 const locks = new DeviceLockService(redis, { prefix: names.lockPrefix });
 const stopSweeper = locks.startSweeper(500, (err) => logger.warn({ err }, 'lock sweep failed'));
 
-logger.info({ maxJobsPerDevice: config.TIMESHARE_MAX_JOBS_PER_DEVICE }, 'scheduler started');
+logger.info({ holder, policy: policyFrom(config) }, 'scheduler started');
 
 async function shutdown(): Promise<void> {
   clearInterval(livenessTimer);
   stopSweeper();
   locks.close();
-  await placement.close();
-  await queue.close();
+  await rounds.close();
   redis.disconnect();
-  blocking.disconnect();
+  subscriber.disconnect();
   await db.close();
   process.exit(0);
 }

@@ -167,6 +167,23 @@ export const usageSchema = z
     runningJobs: z.number().int(),
     quota: quotaSchema,
     remaining: z.object({ activeJobs: z.number().int(), deviceHours: z.number() }),
+    shares: z
+      .record(
+        z.string(),
+        z.object({
+          share: z
+            .number()
+            .openapi({ description: 'Dominant fraction of the pool (devices, device memory) held now' }),
+          entitlement: z
+            .number()
+            .openapi({ description: "What the tenant's weight entitles it to, among tenants with demand" }),
+          devices: z
+            .number()
+            .openapi({ description: 'Devices held (a time-shared device counts 1/n per job)' }),
+          demand: z.number().int().openapi({ description: 'Devices its queued jobs want' }),
+        }),
+      )
+      .openapi({ description: 'Per pool, from the last scheduling round (fair share across tenants)' }),
   })
   .openapi('Usage');
 

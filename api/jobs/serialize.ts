@@ -49,7 +49,15 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function serializeJob(j: JobRecord, extra: { queuePosition?: number | null } = {}) {
+/** Queue facts from the scheduler's last round (api/jobs/queue-view.ts), for a queued job. */
+export interface QueueFacts {
+  queuePosition: number;
+  estimatedStartAt: string | null;
+  waitReason: string;
+}
+
+export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } = {}) {
+  const q = j.status === 'queued' ? (extra.queue ?? null) : null;
   return {
     id: j.id,
     object: 'job' as const,
@@ -60,9 +68,10 @@ export function serializeJob(j: JobRecord, extra: { queuePosition?: number | nul
     spec: j.spec as JobSpec,
     attempts: j.attempts,
     maxAttempts: j.maxAttempts,
-    queuePosition: extra.queuePosition ?? null,
-    waitReason: j.status === 'queued' ? ((j.waitReason as WaitReason | null) ?? null) : null,
-    estimatedStartAt: null,
+    queuePosition: q?.queuePosition ?? null,
+    waitReason:
+      j.status === 'queued' ? (((q?.waitReason ?? j.waitReason) as WaitReason | null) ?? null) : null,
+    estimatedStartAt: q?.estimatedStartAt ?? null,
     deviceSeconds: j.deviceSeconds,
     error: j.lastError,
     createdAt: j.createdAt.toISOString(),

@@ -1,4 +1,5 @@
 /** Tenant routes for jobs: submit (idempotent), list, get, cancel. */
+import { readQueueViews } from '../jobs/queue-view.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
@@ -92,30 +93,27 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     const jobs = rows.rows.slice(0, q.limit).map(jobFromRow);
     const last = jobs[jobs.length - 1];
     const nextCursor = rows.rows.length > q.limit && last ? encodeCursor(last.createdAt, last.id) : null;
-    res.json({ data: jobs.map((j) => serializeJob(j)), nextCursor });
+    const views = await readQueueViews(
+      deps.redis,
+      deps.names,
+      jobs.filter((j) => j.status === 'queued').map((j) => j.id),
+    );
+    res.json({ data: jobs.map((j) => serializeJob(j, { queue: views.get(j.id) })), nextCursor });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}',
-    summary: 'Get a job, with its queue position while queued',
+    summary:
+      'Get a job; while queued, its position, estimated start and wait reason from the last scheduling round',
     tags: ['jobs'],
     request: { params: idParams },
     responses: { 200: json(jobSchema) },
   });
   r.get('/v1/jobs/:id', tenantOnly, async (req, res) => {
     const job = await ownJob(req);
-    let queuePosition: number | null = null;
-    if (job.status === 'queued') {
-      // Until the scheduler publishes its own order: jobs of the pool ahead by priority, then age.
-      const ahead = await pool.query(
-        `SELECT count(*)::int AS n FROM jobs WHERE status = 'queued' AND pool = $1
-           AND (priority > $2 OR (priority = $2 AND (created_at, id) < ($3, $4)))`,
-        [job.pool, job.priority, job.createdAt, job.id],
-      );
-      queuePosition = ahead.rows[0].n + 1;
-    }
-    res.json(serializeJob(job, { queuePosition }));
+    const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
+    res.json(serializeJob(job, { queue: views?.get(job.id) }));
   });
 
   registerRoute(registry, {

@@ -6,13 +6,15 @@ import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { usageSchema } from '../http/schemas.js';
 import type { ApiDeps } from '../deps.js';
+import { readShares } from '../jobs/queue-view.js';
 
 export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
   registerRoute(registry, {
     method: 'get',
     path: '/v1/usage',
-    summary: 'Device-seconds used this month, active/queued/running jobs, remaining quota',
+    summary:
+      'Device-seconds used this month, active/queued/running jobs, remaining quota, share of each pool',
     tags: ['usage'],
     responses: { 200: json(usageSchema) },
   });
@@ -47,6 +49,7 @@ export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
         activeJobs: Math.max(q.max_active_jobs - q.active_jobs, 0),
         deviceHours: Math.max(q.device_hours_per_month - usedHours, 0),
       },
+      shares: await readShares(deps.redis, deps.names, tenantId),
     });
   });
   return r;

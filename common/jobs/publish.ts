@@ -1,6 +1,6 @@
 /**
  * What follows every committed transition, whoever made it (API, scheduler): its events are
- * announced, and a job that went back to `queued` gets its fresh queue entry.
+ * announced, and the scheduler is woken when a job went back to the queue or freed its devices.
  */
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -20,9 +20,8 @@ export interface PublishContext {
 export async function publishTransition(ctx: PublishContext, t: Transitioned | null): Promise<boolean> {
   if (!t) return false;
   await notifyEvents(ctx.redis, ctx.names, t.job.id, t.eventIds);
-  if (t.job.status === 'queued') {
-    await ctx.queue.enqueue({ jobId: t.job.id, tenantId: t.job.tenant_id, queueSeq: t.job.queue_seq });
-  }
+  // Back in the queue, or devices freed: either way the scheduler should look now.
+  if (['queued', 'succeeded', 'failed', 'cancelled'].includes(t.job.status)) await ctx.queue.wake();
   return true;
 }
 

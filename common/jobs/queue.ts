@@ -1,42 +1,37 @@
 /**
- * The BullMQ side of the job queue. PostgreSQL is the truth; a queue entry only tells the scheduler
- * "look at this job". Entry ids are deterministic (`<jobId>-q<queueSeq>`), so enqueueing the same
- * job twice (a retry, a reconciliation racing a request) adds it once.
+ * The job queue is PostgreSQL itself: every `queued` row is in it, and the scheduler's leader reads
+ * them all in each round (scheduler/rounds/). A crash between a commit and anything after it, or
+ * Redis losing all its data, therefore loses nothing and duplicates nothing. What Redis carries is
+ * only a wake-up: a round starts at once on a submission, a requeue or a cancellation instead of at
+ * the next tick (at most a second later).
  */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOBS_QUEUE, queueEntryId, type QueuedJobMessage, type RedisNames } from '../queues.js';
-
-const entryOptions = (msg: QueuedJobMessage) => ({
-  jobId: queueEntryId(msg.jobId, msg.queueSeq),
-  removeOnComplete: true,
-  removeOnFail: 1000,
-});
+import type { QueuedJobMessage, RedisNames } from '../queues.js';
 
 export class JobQueue {
-  readonly queue: Queue<QueuedJobMessage>;
+  constructor(
+    private readonly redis: Redis,
+    private readonly names: RedisNames,
+  ) {}
 
-  constructor(connection: Redis, names: RedisNames) {
-    this.queue = new Queue<QueuedJobMessage>(JOBS_QUEUE, { connection, prefix: names.bullPrefix });
+  /** Wakes the scheduler; a lost wake-up only delays the round to its next tick. */
+  async wake(): Promise<void> {
+    await this.redis.publish(this.names.schedulerChannel, '1');
   }
 
-  async enqueue(msg: QueuedJobMessage): Promise<void> {
-    await this.queue.add('job', msg, entryOptions(msg));
+  async enqueue(_msg: QueuedJobMessage): Promise<void> {
+    await this.wake();
   }
 
-  /** Several entries in one round trip (a batch of admissions); same ids and options as enqueue. */
   async enqueueMany(msgs: QueuedJobMessage[]): Promise<void> {
-    if (!msgs.length) return;
-    await this.queue.addBulk(msgs.map((msg) => ({ name: 'job', data: msg, opts: entryOptions(msg) })));
+    if (msgs.length) await this.wake();
   }
 
-  /** Removes a waiting entry; an entry a consumer already holds is left to it (it re-checks the row). */
-  async remove(jobId: string, queueSeq: number): Promise<boolean> {
-    const removed = await this.queue.remove(queueEntryId(jobId, queueSeq));
-    return removed === 1;
+  /** A cancelled job leaves the queue with its row; its freed quota may let another start. */
+  async remove(_jobId: string, _queueSeq: number): Promise<boolean> {
+    await this.wake();
+    return true;
   }
 
-  async close(): Promise<void> {
-    await this.queue.close();
-  }
+  async close(): Promise<void> {}
 }

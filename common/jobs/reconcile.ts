@@ -1,25 +1,13 @@
 /**
- * Startup (and periodic) reconciliation between PostgreSQL and the queue. A job is committed before
- * it is enqueued, so a crash between the two — or Redis losing everything, since it keeps nothing on
- * disk here — can leave a queued job with no queue entry. Re-adding every queued job is safe because
- * entry ids are deterministic: existing entries are not duplicated.
+ * Startup (and periodic) nudge: queued rows are the queue (common/jobs/queue.ts), so nothing needs
+ * re-adding after a crash or a Redis wipe; a wake-up makes the leader look at once.
  */
 import type pg from 'pg';
 import type { JobQueue } from './queue.js';
 
-export async function reconcileQueue(pool: pg.Pool, queue: JobQueue, batch = 500): Promise<number> {
-  let after = '00000000-0000-0000-0000-000000000000';
-  let count = 0;
-  for (;;) {
-    const r = await pool.query(
-      `SELECT id, tenant_id, queue_seq FROM jobs WHERE status = 'queued' AND id > $1 ORDER BY id LIMIT $2`,
-      [after, batch],
-    );
-    if (r.rows.length === 0) return count;
-    await Promise.all(
-      r.rows.map((row) => queue.enqueue({ jobId: row.id, tenantId: row.tenant_id, queueSeq: row.queue_seq })),
-    );
-    count += r.rows.length;
-    after = r.rows[r.rows.length - 1].id;
-  }
+export async function reconcileQueue(pool: pg.Pool, queue: JobQueue): Promise<number> {
+  const r = await pool.query(`SELECT count(*)::int AS n FROM jobs WHERE status = 'queued'`);
+  const n = r.rows[0].n as number;
+  if (n > 0) await queue.wake();
+  return n;
 }

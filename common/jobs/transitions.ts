@@ -130,7 +130,7 @@ export function requeueJob(
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id, attempts, max_attempts, node_id FROM jobs
+       SELECT id, devices, tenant_id, attempts, max_attempts, node_id, preempt_reason FROM jobs
         WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND status IN ('placed', 'running') FOR UPDATE
      ), verdict AS (
        SELECT prev.*, ($3 = 'crashed' AND attempts >= max_attempts) AS exhausted FROM prev
@@ -139,18 +139,22 @@ export function requeueJob(
          status = CASE WHEN v.exhausted THEN 'failed'::"JobStatus" ELSE 'queued'::"JobStatus" END,
          queue_seq = CASE WHEN v.exhausted THEN queue_seq ELSE queue_seq + 1 END,
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
-         wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop' ELSE 'capacity' END,
+         queued_at = now(), requeue_reason = $3, preempt_requested_at = NULL, preempt_reason = NULL,
+         preemptions = preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
+         wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop'
+                            WHEN $3 = 'preempted' THEN 'preempted' ELSE 'capacity' END,
          finished_at = CASE WHEN v.exhausted THEN now() ELSE NULL END,
          updated_at = now()
          FROM verdict v WHERE jobs.id = v.id
-       RETURNING jobs.*, v.exhausted, v.node_id AS from_node
+       RETURNING jobs.*, v.exhausted, v.node_id AS from_node, v.preempt_reason AS notice_reason
      ), q AS (
        UPDATE quotas SET active_devices = GREATEST(active_devices - prev.devices, 0),
                          active_jobs = active_jobs - CASE WHEN (SELECT exhausted FROM j) THEN 1 ELSE 0 END
          FROM prev WHERE quotas.tenant_id = prev.tenant_id
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
-       SELECT id, 'job.preempted', jsonb_build_object('status', 'preempted', 'nodeId', from_node)
+       SELECT id, 'job.preempted', jsonb_build_object('status', 'preempted', 'nodeId', from_node,
+                                                      'reason', coalesce(notice_reason, 'admin'))
          FROM j WHERE $3 = 'preempted'
        UNION ALL
        SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,

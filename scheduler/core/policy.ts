@@ -3,7 +3,10 @@ import type { Policy } from './types.js';
 
 export const defaultPolicy: Policy = {
   maxJobsPerDevice: 2,
-  maxGroupLoad: 1.5,
+  // Up to two saturated jobs per device (each then runs at about half speed): like an OS's time
+  // slices, a shared device lets a second tenant's job progress rather than wait for the first to
+  // end, and where jobs idle (reward, environment, generation tails) it fills those holes.
+  maxGroupLoad: 2,
   maxSwitchFraction: 0.1,
   timeSharing: true,
   fairShare: true,

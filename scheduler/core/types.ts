@@ -6,7 +6,9 @@
  */
 import type { PlacementMode, StageDevices } from '../../common/node-protocol/index.js';
 
-export type WaitReason = 'capacity' | 'quota' | 'fair_share' | 'priority' | 'crash_loop' | 'preempted';
+import type { WaitReason } from '../../common/job-status.js';
+
+export type { WaitReason };
 export type RequestedMode = 'auto' | 'temporal' | 'spatial' | 'hybrid';
 
 export interface DeviceState {

@@ -1,22 +1,22 @@
 /**
- * Nothing is lost between PostgreSQL and the queue: the API process is SIGKILLed after the commit
- * and before the enqueue, and Redis loses all its data; both times a restart finds the job queued
- * exactly once.
+ * Nothing is lost between the commit and what follows it: the API process is SIGKILLed after the
+ * commit and before it answers (or wakes the scheduler), and Redis loses all its data; both times
+ * the scheduler's snapshot holds the job exactly once, since the queue is the `queued` rows.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Queue } from 'bullmq';
-import { JOBS_QUEUE, queueEntryId, redisNames } from '../../common/queues.js';
+import pg from 'pg';
+import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { freePort, startProcess, waitForHttp, type Proc } from '../helpers/processes.js';
-import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
+import { deleteKeys, testPrefix } from '../helpers/redis.js';
 import { testEnv } from '../helpers/api-harness.js';
 
 let db: TestDatabase;
 let prefix: string;
 let env: Record<string, string>;
 let url: string;
-let queue: Queue;
+let pool: pg.Pool;
 let proc: Proc | null = null;
 
 before(async () => {
@@ -25,14 +25,11 @@ before(async () => {
   const port = await freePort();
   env = testEnv(db.url, prefix, { PORT: String(port), LOG_LEVEL: 'warn' });
   url = `http://127.0.0.1:${port}`;
-  queue = new Queue(JOBS_QUEUE, {
-    connection: { url: testRedisUrl() },
-    prefix: redisNames(prefix).bullPrefix,
-  });
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
 });
 after(async () => {
   await proc?.kill('SIGKILL');
-  await queue.close();
+  await pool.end();
   await db.drop();
   await deleteKeys(prefix);
 });
@@ -64,7 +61,7 @@ async function call(
 }
 
 test(
-  'SIGKILL between commit and enqueue, then a Redis wipe: the job is queued exactly once each time',
+  'SIGKILL between commit and answer, then a Redis wipe: the scheduler sees the job exactly once each time',
   { timeout: 90_000 },
   async () => {
     const crashing = await startApi({ TIMESHARE_FAULT: 'crash_after_commit' });
@@ -78,28 +75,26 @@ test(
       'the request dies with the process',
     );
     assert.equal(await crashing.exited, null, 'killed by a signal');
-    assert.equal(await queue.count(), 0, 'committed but never enqueued');
+    const queuedIds = async () => (await readSnapshot(pool, 10_000)).snapshot.queued.map((j) => j.id);
+    assert.equal((await queuedIds()).length, 1, 'committed: the scheduler sees it though no one answered');
 
     await startApi();
     const list = await call('GET', '/v1/jobs', token);
     assert.equal(list.body.data.length, 1);
     const job = list.body.data[0];
     assert.equal(job.status, 'queued');
-    assert.equal(await queue.count(), 1);
-    assert.ok(await queue.getJob(queueEntryId(job.id, 0)));
+    assert.deepEqual(await queuedIds(), [job.id]);
     // The client's retry with its Idempotency-Key gets the same job, not a second one.
     const retry = await call('POST', '/v1/jobs', token, spec, { 'Idempotency-Key': 'crash-1' });
     assert.equal(retry.status, 201);
     assert.equal(retry.body.id, job.id);
-    assert.equal(await queue.count(), 1);
+    assert.deepEqual(await queuedIds(), [job.id]);
 
-    // Redis keeps nothing on disk here: lose everything, restart, and the queue is rebuilt.
+    // Redis keeps nothing on disk here: lose everything, restart, and nothing was in it to lose.
     await proc!.kill('SIGKILL');
     await deleteKeys(prefix);
-    assert.equal(await queue.count(), 0);
     await startApi();
-    assert.equal(await queue.count(), 1);
-    assert.ok(await queue.getJob(queueEntryId(job.id, 0)));
+    assert.deepEqual(await queuedIds(), [job.id]);
     const after = await call('GET', '/v1/jobs', token);
     assert.equal(after.body.data.length, 1);
   },

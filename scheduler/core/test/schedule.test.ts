@@ -45,7 +45,7 @@ describe('schedule(): placement', () => {
     assert.equal(d.place[0]!.sharedWith, 1);
     // The same job on a device whose group would be overloaded waits.
     const busy = { ...s, running: [running('r1', 'a', 'n1', [0], { plan: plan({ busyFraction: 0.95 }) })] };
-    assert.deepEqual(placedIds(schedule(busy, defaultPolicy, T0)), []);
+    assert.deepEqual(placedIds(schedule(busy, { ...defaultPolicy, maxGroupLoad: 1.5 }, T0)), []);
     // Switches too costly against the step: refused.
     const costly = {
       ...s,

@@ -1,0 +1,71 @@
+/**
+ * Where a queued job stands, as the scheduler's last round left it (scheduler/rounds/publish-round.ts
+ * writes a Redis hash each round): its position in its pool and among its tenant's jobs, its
+ * estimated start and why it waits. Derived data: missing until the first round after a Redis loss,
+ * then rewritten.
+ */
+import type { Redis } from 'ioredis';
+import type { RedisNames } from '../../common/queues.js';
+
+export interface QueueView {
+  queuePosition: number;
+  tenantQueuePosition: number;
+  estimatedStartAt: string | null;
+  waitReason: string;
+  pool: string;
+}
+
+function parse(raw: string | null): QueueView | null {
+  if (!raw) return null;
+  const v = JSON.parse(raw) as { p: number; tp: number; eta: number | null; r: string; pool: string };
+  return {
+    queuePosition: v.p,
+    tenantQueuePosition: v.tp,
+    estimatedStartAt: v.eta === null ? null : new Date(v.eta).toISOString(),
+    waitReason: v.r,
+    pool: v.pool,
+  };
+}
+
+export async function readQueueViews(
+  redis: Redis,
+  names: RedisNames,
+  jobIds: string[],
+): Promise<Map<string, QueueView>> {
+  const out = new Map<string, QueueView>();
+  if (!jobIds.length) return out;
+  const raw = await redis.hmget(names.queueViewKey, ...jobIds);
+  jobIds.forEach((id, i) => {
+    const v = parse(raw[i] ?? null);
+    if (v) out.set(id, v);
+  });
+  return out;
+}
+
+/** A pool's queue in the scheduler's order, a page at a time (admins; Kueue's visibility API). */
+export async function readPoolQueue(
+  redis: Redis,
+  names: RedisNames,
+  pool: string,
+  offset: number,
+  limit: number,
+): Promise<{ total: number; entries: (QueueView & { jobId: string })[] }> {
+  const all = await redis.hgetall(names.queueViewKey);
+  const entries: (QueueView & { jobId: string })[] = [];
+  for (const [jobId, raw] of Object.entries(all)) {
+    const v = parse(raw);
+    if (v && v.pool === pool) entries.push({ jobId, ...v });
+  }
+  entries.sort((a, b) => a.queuePosition - b.queuePosition);
+  return { total: entries.length, entries: entries.slice(offset, offset + limit) };
+}
+
+/** A tenant's share of each pool against its entitlement, from the last round. */
+export async function readShares(
+  redis: Redis,
+  names: RedisNames,
+  tenantId: string,
+): Promise<Record<string, { share: number; entitlement: number; devices: number; demand: number }>> {
+  const raw = await redis.hget(names.sharesKey, tenantId);
+  return raw ? (JSON.parse(raw) as { pools: Record<string, never> }).pools : {};
+}

@@ -1,0 +1,87 @@
+/**
+ * The admin view of a pool's queue in the scheduler's order, a page at a time, with each job's
+ * tenant position, estimated start and wait reason: Kueue's visibility API plus the ETA it lacks.
+ */
+import { Router } from 'express';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../common/zod.js';
+import { waitReasons } from '../../common/job-status.js';
+import { poolNameSchema } from '../../common/job-spec.js';
+import { notFound } from '../../common/errors.js';
+import { requireRole } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import { parseOrThrow } from '../http/validate.js';
+import { readPoolQueue } from '../jobs/queue-view.js';
+import type { ApiDeps } from '../deps.js';
+
+const query = z.strictObject({
+  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+const params = z.object({ name: poolNameSchema });
+
+const pendingSchema = z
+  .object({
+    jobId: z.uuid(),
+    tenantId: z.uuid(),
+    name: z.string(),
+    priority: z.number().int(),
+    queuePosition: z.number().int(),
+    tenantQueuePosition: z.number().int(),
+    estimatedStartAt: z.iso.datetime().nullable(),
+    waitReason: z.enum(waitReasons),
+    queuedAt: z.iso.datetime(),
+  })
+  .openapi('PendingJob');
+
+export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/pools/{name}/queue',
+    summary:
+      "A pool's pending jobs in the scheduler's order, with positions, estimated starts and wait reasons",
+    tags: ['nodes'],
+    request: { params, query },
+    responses: {
+      200: json(
+        z.object({ data: z.array(pendingSchema), total: z.number().int(), offset: z.number().int() }),
+      ),
+    },
+  });
+  r.get('/v1/pools/:name/queue', requireRole('admin'), async (req, res) => {
+    const p = params.safeParse(req.params);
+    if (!p.success) throw notFound('pool');
+    const q = parseOrThrow(query, req.query);
+    const page = await readPoolQueue(deps.redis, deps.names, p.data.name, q.offset, q.limit);
+    const ids = page.entries.map((e) => e.jobId);
+    const rows = ids.length
+      ? await deps.db.pool.query(
+          `SELECT id, tenant_id, name, priority, queued_at FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`,
+          [ids],
+        )
+      : { rows: [] };
+    const byId = new Map(rows.rows.map((row) => [row.id as string, row]));
+    res.json({
+      total: page.total,
+      offset: q.offset,
+      data: page.entries
+        .filter((e) => byId.has(e.jobId))
+        .map((e) => {
+          const row = byId.get(e.jobId)!;
+          return {
+            jobId: e.jobId,
+            tenantId: row.tenant_id,
+            name: row.name,
+            priority: row.priority,
+            queuePosition: e.queuePosition,
+            tenantQueuePosition: e.tenantQueuePosition,
+            estimatedStartAt: e.estimatedStartAt,
+            waitReason: e.waitReason,
+            queuedAt: new Date(row.queued_at).toISOString(),
+          };
+        }),
+    });
+  });
+  return r;
+}

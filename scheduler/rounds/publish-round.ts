@@ -1,0 +1,65 @@
+/**
+ * What follows a committed round: events are announced, nodes re-read their assignments, jobs
+ * under notice are told to checkpoint (the notice is also in their assignment, so a lost message
+ * only waits for the daemon's next poll), and the queue view and tenant shares are replaced in
+ * Redis for the API. The view is derived data: a lost write is rewritten by the next round.
+ */
+import type { Redis } from 'ioredis';
+import { notifyEvents, notifyNode, sendControl } from '../../common/jobs/notify.js';
+import type { RedisNames } from '../../common/queues.js';
+import type { Decisions } from '../core/types.js';
+import type { Applied } from './apply-decisions.js';
+
+/** The queue view of one job as the API serves it (short keys: 10,000 of these per round). */
+export interface QueueViewEntry {
+  /** position in its pool, position among its tenant's jobs, estimated start (ms) or null, reason. */
+  p: number;
+  tp: number;
+  eta: number | null;
+  r: string;
+  pool: string;
+  at: number;
+}
+
+export async function publishRound(
+  redis: Redis,
+  names: RedisNames,
+  applied: Applied,
+  d: Decisions,
+  now: number,
+): Promise<void> {
+  await Promise.all([...applied.events].map(([jobId, ids]) => notifyEvents(redis, names, jobId, ids)));
+  await Promise.all([...applied.nodes].map((nodeId) => notifyNode(redis, names, nodeId)));
+  await Promise.all(applied.noticed.map((jobId) => sendControl(redis, names, { jobId, action: 'preempt' })));
+  await writeViews(redis, names, d, now);
+}
+
+export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, now: number): Promise<void> {
+  const view: string[] = [];
+  for (const q of d.queue) {
+    const e: QueueViewEntry = {
+      p: q.position,
+      tp: q.tenantPosition,
+      eta: q.estimatedStartAt,
+      r: q.waitReason,
+      pool: q.pool,
+      at: now,
+    };
+    view.push(q.jobId, JSON.stringify(e));
+  }
+  const shares = new Map<string, Record<string, unknown>>();
+  for (const s of d.shares) {
+    const t = shares.get(s.tenantId) ?? {};
+    t[s.pool] = { share: s.share, entitlement: s.entitlement, devices: s.devices, demand: s.demand };
+    shares.set(s.tenantId, t);
+  }
+  const tmpView = `${names.queueViewKey}:next`;
+  const tmpShares = `${names.sharesKey}:next`;
+  const m = redis.multi().del(tmpView, tmpShares);
+  for (let i = 0; i < view.length; i += 2000) m.hset(tmpView, ...view.slice(i, i + 2000));
+  for (const [t, v] of shares) m.hset(tmpShares, t, JSON.stringify({ pools: v, at: now }));
+  m.del(names.queueViewKey, names.sharesKey);
+  if (view.length) m.rename(tmpView, names.queueViewKey);
+  if (shares.size) m.rename(tmpShares, names.sharesKey);
+  await m.exec();
+}

@@ -1,0 +1,222 @@
+/**
+ * Reads what a round decides on with a few set-based queries (never one per job): live nodes and
+ * their devices, tenants with quotas and decayed usage, jobs holding devices, every queued job, and
+ * per-job aggregates of progress and stage profiles.
+ */
+import type pg from 'pg';
+import { modelParameters } from '../core/plan.js';
+import type {
+  NodeState,
+  ProfileSummary,
+  QueuedJob,
+  RunningJob,
+  Snapshot,
+  TenantState,
+  Workload,
+} from '../core/types.js';
+import { planJob } from '../core/plan.js';
+
+interface WorkflowJson {
+  mode?: Workload['mode'];
+  model?: { preset?: string; layers?: number; dModel?: number };
+  task?: { name?: string; digits?: number; maxLength?: number };
+  steps?: number;
+  promptsPerStep?: number;
+  groupSize?: number;
+}
+interface ResourcesJson {
+  devices?: number;
+  maxDevices?: number;
+  memoryPerDeviceMiB?: number;
+}
+
+/** Tokens of one sequence (prompt and completion) for the built-in tasks. */
+function sequenceTokens(task: WorkflowJson['task']): number {
+  if (task?.name === 'addition') return 3 * (task.digits ?? 2) + 4;
+  return 2 * (task?.maxLength ?? 6) + 2;
+}
+
+export function workloadOf(wf: WorkflowJson): Workload {
+  return {
+    mode: wf.mode ?? 'auto',
+    parameters: modelParameters(wf.model ?? {}),
+    steps: wf.steps ?? 100,
+    promptsPerStep: wf.promptsPerStep ?? 64,
+    groupSize: wf.groupSize ?? 8,
+    sequenceTokens: sequenceTokens(wf.task),
+  };
+}
+
+export interface SnapshotRead {
+  snapshot: Snapshot;
+  /** Decayed usage rows as read, with when each was last updated (ms), keyed `tenant|pool`. */
+  usageRows: Map<string, { deviceSeconds: number; memoryByteSeconds: number; updatedAt: number }>;
+  /** Wait reasons stored on queued rows, so a round writes only the ones that change. */
+  storedReasons: Map<string, string | null>;
+  /** The database's clock at the read (ms): the round's `now`. */
+  now: number;
+}
+
+export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): Promise<SnapshotRead> {
+  const [clock, nodeRows, tenantRows, usageRows, runningRows, queuedRows] = await Promise.all([
+    pool.query(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now`),
+    pool.query(
+      `SELECT n.id, p.name AS pool, n.host_memory_bytes, d.index, d.memory_bytes, d.threads
+         FROM nodes n JOIN pools p ON p.id = n.pool_id JOIN devices d ON d.node_id = n.id
+        WHERE n.status = 'ready' AND n.last_heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)
+        ORDER BY n.id, d.index`,
+      [heartbeatTimeoutMs],
+    ),
+    pool.query(
+      `SELECT t.id, t.weight, q.max_concurrent_devices, q.max_devices_per_job, q.device_hours_per_month, q.active_devices,
+              CASE WHEN q.period_start < date_trunc('month', now()) THEN 0 ELSE q.period_device_seconds END AS period_seconds
+         FROM tenants t JOIN quotas q ON q.tenant_id = t.id`,
+    ),
+    pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
+    pool.query(
+      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, preempt_requested_at, updated_at,
+              spec->'workflow' AS wf, spec->'resources' AS res
+         FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
+    ),
+    pool.query(
+      `SELECT id, tenant_id, pool, priority, queue_seq, queued_at, created_at, attempts, requeue_reason, wait_reason,
+              spec->'workflow' AS wf, spec->'resources' AS res
+         FROM jobs WHERE status = 'queued'`,
+    ),
+  ]);
+  const now = Number(clock.rows[0].now);
+
+  const nodes = new Map<string, NodeState>();
+  for (const r of nodeRows.rows) {
+    let n = nodes.get(r.id);
+    if (!n)
+      nodes.set(
+        r.id,
+        (n = {
+          id: r.id,
+          pool: r.pool,
+          hostMemoryBytes: r.host_memory_bytes === null ? Infinity : Number(r.host_memory_bytes),
+          devices: [],
+        }),
+      );
+    n.devices.push({ index: r.index, memoryBytes: Number(r.memory_bytes), threads: r.threads });
+  }
+
+  const usage = new Map<string, { deviceSeconds: number; memoryByteSeconds: number; updatedAt: number }>();
+  const byTenant = new Map<string, TenantState['usage']>();
+  for (const r of usageRows.rows) {
+    const u = { deviceSeconds: Number(r.device_seconds), memoryByteSeconds: Number(r.memory_byte_seconds) };
+    usage.set(`${r.tenant_id}|${r.pool}`, { ...u, updatedAt: new Date(r.updated_at).getTime() });
+    const t = byTenant.get(r.tenant_id) ?? {};
+    t[r.pool] = u;
+    byTenant.set(r.tenant_id, t);
+  }
+  const tenants: TenantState[] = tenantRows.rows.map((r) => ({
+    id: r.id,
+    weight: Number(r.weight),
+    maxConcurrentDevices: r.max_concurrent_devices,
+    maxDevicesPerJob: r.max_devices_per_job,
+    deviceHoursPerMonth: Number(r.device_hours_per_month),
+    periodDeviceSeconds: Number(r.period_seconds),
+    activeDevices: r.active_devices,
+    usage: byTenant.get(r.id) ?? {},
+  }));
+
+  // Progress and profiles, one aggregate query each over the jobs that need them.
+  const runningIds = runningRows.rows.map((r) => r.id as string);
+  const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
+  const profiled = [...runningIds, ...resumedIds];
+  const [progress, checkpointed, profileRows] = await Promise.all([
+    runningIds.length
+      ? pool.query(
+          `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
+          [runningIds],
+        )
+      : { rows: [] },
+    resumedIds.length
+      ? pool.query(
+          `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
+          [resumedIds],
+        )
+      : { rows: [] },
+    profiled.length
+      ? pool.query(
+          `SELECT job_id, count(DISTINCT step)::int AS steps, sum(seconds)::float8 AS busy,
+                  sum(onload_seconds + offload_seconds)::float8 AS switching, max(peak_bytes)::float8 AS peak,
+                  extract(epoch from max(created_at) - min(created_at))::float8 AS span
+             FROM stage_profiles WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL GROUP BY job_id`,
+          [profiled],
+        )
+      : { rows: [] },
+  ]);
+  const stepsDone = new Map<string, number>();
+  for (const r of [...progress.rows, ...checkpointed.rows]) stepsDone.set(r.job_id, Number(r.step));
+  const profiles = new Map<string, ProfileSummary>();
+  for (const r of profileRows.rows) {
+    const steps = Math.max(1, r.steps as number);
+    const busy = (r.busy as number) / steps;
+    profiles.set(r.job_id, {
+      stepSeconds: steps > 1 ? Math.max(busy, (r.span as number) / (steps - 1)) : busy / 0.8,
+      busySeconds: busy,
+      switchSeconds: (r.switching as number) / steps,
+      peakBytes: r.peak as number,
+      samples: steps,
+    });
+  }
+
+  const running: RunningJob[] = runningRows.rows.map((r) => {
+    const wf = (r.wf ?? {}) as WorkflowJson;
+    const res = (r.res ?? {}) as ResourcesJson;
+    const devices = ((r.placement?.devices as number[] | undefined) ?? []).slice();
+    return {
+      id: r.id,
+      tenantId: r.tenant_id,
+      pool: r.pool,
+      priority: r.priority,
+      nodeId: r.node_id,
+      devices,
+      plan: planJob({
+        workload: workloadOf(wf),
+        devices: Math.max(1, devices.length),
+        maxDevices: Math.max(1, devices.length),
+        memoryPerDeviceBytes: res.memoryPerDeviceMiB ? res.memoryPerDeviceMiB * 2 ** 20 : null,
+        profile: profiles.get(r.id) ?? null,
+      }),
+      placedAt: new Date(r.placed_at ?? r.updated_at).getTime(),
+      preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
+      stepsDone: stepsDone.get(r.id) ?? 0,
+      steps: wf.steps ?? 100,
+    };
+  });
+
+  const storedReasons = new Map<string, string | null>();
+  const queued: QueuedJob[] = queuedRows.rows.map((r) => {
+    storedReasons.set(r.id, r.wait_reason);
+    const wf = (r.wf ?? {}) as WorkflowJson;
+    const res = (r.res ?? {}) as ResourcesJson;
+    return {
+      id: r.id,
+      tenantId: r.tenant_id,
+      pool: r.pool,
+      priority: r.priority,
+      queueSeq: r.queue_seq,
+      queuedAt: new Date(r.queued_at).getTime(),
+      createdAt: new Date(r.created_at).getTime(),
+      devices: res.devices ?? 1,
+      maxDevices: res.maxDevices ?? res.devices ?? 1,
+      memoryPerDeviceBytes: res.memoryPerDeviceMiB ? res.memoryPerDeviceMiB * 2 ** 20 : null,
+      workload: workloadOf(wf),
+      stepsDone: stepsDone.get(r.id) ?? 0,
+      attempts: r.attempts,
+      requeueReason: r.requeue_reason,
+      profile: profiles.get(r.id) ?? null,
+    };
+  });
+
+  return {
+    snapshot: { nodes: [...nodes.values()], tenants, running, queued },
+    usageRows: usage,
+    storedReasons,
+    now,
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The scheduler's loop: while this process holds the lease it runs a round at least every
+ * `intervalMs` and at once when woken (a submission, a requeue, a finished job, a node change — the
+ * `<prefix>scheduler` channel), never two at a time; a wake-up during a round runs one more after
+ * it. Without the lease it stands by and tries to take it every `intervalMs`.
+ *
+ * A round: read the snapshot (a few set-based queries) → schedule() → write the decisions in one
+ * transaction under the epoch → announce. Every crash guarantee comes from that order: nothing
+ * reaches Redis or a node before the commit, and the queue is the `queued` rows themselves.
+ */
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Logger } from '../../common/logger.js';
+import type { RedisNames } from '../../common/queues.js';
+import { schedule } from '../core/schedule.js';
+import type { Policy } from '../core/types.js';
+import { decayUsage } from '../core/usage-decay.js';
+import { applyDecisions, DeposedError, type UsageWrite } from './apply-decisions.js';
+import { acquireLease, releaseLease } from './leader.js';
+import { publishRound } from './publish-round.js';
+import { readSnapshot, type SnapshotRead } from './read-snapshot.js';
+
+export interface RoundLoopOptions {
+  holder: string;
+  policy: Policy;
+  intervalMs: number;
+  leaseMs: number;
+  heartbeatTimeoutMs: number;
+  usageHalfLifeSeconds: number;
+  /** Test-only: `crash_in_round` SIGKILLs the leader between its decisions and their commit. */
+  fault?: string;
+}
+
+export interface RoundStats {
+  epoch: number | null;
+  rounds: number;
+  lastRoundMs: number;
+  placed: number;
+}
+
+export function startRoundLoop(deps: {
+  pool: pg.Pool;
+  redis: Redis;
+  subscriber: Redis;
+  names: RedisNames;
+  logger: Logger;
+  options: RoundLoopOptions;
+  onRound?: (ms: number, stats: { placed: number; preempted: number; queued: number }) => void;
+}): { stats: RoundStats; close(): Promise<void> } {
+  const { pool, redis, names, logger, options } = deps;
+  const stats: RoundStats = { epoch: null, rounds: 0, lastRoundMs: 0, placed: 0 };
+  let running = false;
+  let again = false;
+  let closed = false;
+  let leaseCheckedAt = 0;
+  let usageWrittenAt = 0;
+
+  async function holdLease(): Promise<boolean> {
+    // Renew at a third of the lease, so one slow round cannot let it lapse.
+    if (stats.epoch !== null && Date.now() - leaseCheckedAt < options.leaseMs / 3) return true;
+    const l = await acquireLease(pool, options.holder, options.leaseMs);
+    leaseCheckedAt = Date.now();
+    if (!l) {
+      if (stats.epoch !== null) logger.warn({ epoch: stats.epoch }, 'lost the scheduler lease');
+      stats.epoch = null;
+      return false;
+    }
+    if (l.epoch !== stats.epoch) logger.info({ epoch: l.epoch, holder: options.holder }, 'scheduler leader');
+    stats.epoch = l.epoch;
+    return true;
+  }
+
+  function usageWrites(read: SnapshotRead): UsageWrite[] {
+    // Decay and accumulate every 5 s at most: usage is a slow signal, rows need not churn each round.
+    if (read.now - usageWrittenAt < 5000) return [];
+    usageWrittenAt = read.now;
+    const held = new Map<string, { devices: number; memoryBytes: number }>();
+    for (const r of read.snapshot.running) {
+      const k = `${r.tenantId}|${r.pool}`;
+      const h = held.get(k) ?? { devices: 0, memoryBytes: 0 };
+      h.devices += r.devices.length;
+      h.memoryBytes += r.devices.length * r.plan.deviceBytes;
+      held.set(k, h);
+    }
+    const out: UsageWrite[] = [];
+    for (const k of new Set([...held.keys(), ...read.usageRows.keys()])) {
+      const prev = read.usageRows.get(k) ?? { deviceSeconds: 0, memoryByteSeconds: 0, updatedAt: read.now };
+      const next = decayUsage(
+        prev,
+        held.get(k) ?? { devices: 0, memoryBytes: 0 },
+        (read.now - prev.updatedAt) / 1000,
+        options.usageHalfLifeSeconds,
+      );
+      const [tenantId, p] = k.split('|') as [string, string];
+      out.push({ tenantId, pool: p, ...next });
+    }
+    return out;
+  }
+
+  async function round(): Promise<void> {
+    if (!(await holdLease())) return;
+    const started = performance.now();
+    const read = await readSnapshot(pool, options.heartbeatTimeoutMs);
+    const d = schedule(read.snapshot, options.policy, read.now);
+    const reasons = d.queue
+      .filter((q) => read.storedReasons.get(q.jobId) !== q.waitReason)
+      .map((q) => ({ jobId: q.jobId, reason: q.waitReason }));
+    if (options.fault === 'crash_in_round' && d.place.length > 0) process.kill(process.pid, 'SIGKILL');
+    const applied = await applyDecisions(pool, { holder: options.holder, epoch: stats.epoch! }, d, {
+      reasons,
+      usage: usageWrites(read),
+      graceSeconds: options.policy.preemptGraceSeconds,
+    });
+    await publishRound(redis, names, applied, d, read.now);
+    const ms = performance.now() - started;
+    stats.rounds++;
+    stats.lastRoundMs = ms;
+    stats.placed += applied.placed;
+    deps.onRound?.(ms, { placed: applied.placed, preempted: applied.noticed.length, queued: d.queue.length });
+    if (applied.placed || applied.noticed.length || applied.takenBack)
+      logger.info(
+        {
+          epoch: stats.epoch,
+          placed: applied.placed,
+          preempted: applied.noticed,
+          takenBack: applied.takenBack,
+          ms: Math.round(ms),
+        },
+        'round',
+      );
+  }
+
+  async function run(): Promise<void> {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await round();
+      } while (again && !closed);
+    } catch (err) {
+      if (err instanceof DeposedError) {
+        logger.warn({ epoch: err.epoch }, 'deposed: a newer leader holds the lease; decisions discarded');
+        stats.epoch = null;
+      } else logger.warn({ err }, 'round failed');
+    } finally {
+      running = false;
+    }
+  }
+
+  const timer = setInterval(() => void run(), options.intervalMs);
+  void deps.subscriber.subscribe(names.schedulerChannel);
+  deps.subscriber.on('message', (channel) => {
+    if (channel === names.schedulerChannel) void run();
+  });
+  void run();
+
+  return {
+    stats,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      while (running) await new Promise((r) => setTimeout(r, 20));
+      if (stats.epoch !== null) await releaseLease(pool, options.holder).catch(() => undefined);
+    },
+  };
+}
