@@ -121,6 +121,9 @@ test(
       (await eventsOf(c, t, id)).find((e) => e.type === 'job.queued' && e.data.reason === 'crashed'),
     );
     assert.match(String(requeued.data.error), /job process exited with SIGKILL/);
+    // Backed off before its next attempt, and its tenant is told why.
+    const waiting = (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
+    if (waiting.status === 'queued') assert.equal(waiting.waitReason, 'crash_loop');
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');
     assert.equal(job.attempts, 2);
