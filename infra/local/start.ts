@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole system on one machine — API, scheduler and one worker-node daemon — against
+ * `npm start`: the whole system on one machine — API, two schedulers (leader + standby) and one worker-node daemon — against
  * PostgreSQL and Redis found or started by services.ts. Prints the URL and a session admin key.
  * Each process is a real child process with its own entry point, as in production.
  */
@@ -148,7 +148,10 @@ async function main(): Promise<void> {
     headers: { Authorization: `Bearer ${env.TIMESHARE_ADMIN_KEY}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: 'local-worker' }),
   }).then((r) => r.json() as Promise<{ apiKey: string }>);
-  run('scheduler', 'scheduler/main.ts', env);
+  // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within
+  // TIMESHARE_LEADER_LEASE_MS if the leader dies.
+  run('scheduler-a', 'scheduler/main.ts', env);
+  run('scheduler-b', 'scheduler/main.ts', env);
   run(
     'worker',
     'worker-node/main.ts',

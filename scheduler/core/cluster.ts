@@ -24,6 +24,9 @@ export interface Slot {
   memoryBytes: number;
   threads: number;
   occupants: Occupant[];
+  /** Sums over the occupants of busy fractions and switch fractions (kept with `occupants`). */
+  busy: number;
+  switching: number;
 }
 
 const switchFraction = (p: JobPlan) => p.switchSeconds / Math.max(p.stepSeconds, 1e-9);
@@ -72,6 +75,8 @@ export class PoolModel {
             memoryBytes: d.memoryBytes,
             threads: d.threads,
             occupants: [],
+            busy: 0,
+            switching: 0,
           })),
       );
       this.hostUsed.set(n.id, 0);
@@ -95,12 +100,22 @@ export class PoolModel {
     (this.byFree[count] ??= new Set()).add(nodeId);
   }
 
+  /** Nodes with a device that can take one more job (fewer than maxJobsPerDevice on it). */
+  readonly openNodes = new Set<string>();
+
   private refreshFree(nodeId: string): void {
-    this.setFree(nodeId, (this.slots.get(nodeId) ?? []).filter((s) => s.occupants.length === 0).length);
+    const slots = this.slots.get(nodeId) ?? [];
+    this.setFree(nodeId, slots.filter((s) => s.occupants.length === 0).length);
+    if (slots.some((s) => s.occupants.length < this.policy.maxJobsPerDevice)) this.openNodes.add(nodeId);
+    else this.openNodes.delete(nodeId);
   }
 
   add(nodeId: string, devices: readonly number[], o: Occupant): void {
-    for (const s of this.slotsOf(nodeId, devices)) s.occupants.push(o);
+    for (const s of this.slotsOf(nodeId, devices)) {
+      s.occupants.push(o);
+      s.busy += o.plan.busyFraction;
+      s.switching += switchFraction(o.plan);
+    }
     this.hostUsed.set(nodeId, (this.hostUsed.get(nodeId) ?? 0) + o.plan.hostBytes);
     this.refreshFree(nodeId);
   }
@@ -128,8 +143,11 @@ export class PoolModel {
     for (const s of this.slots.get(nodeId) ?? []) {
       const i = s.occupants.findIndex((o) => o.jobId === jobId);
       if (i >= 0) {
-        host = s.occupants[i]!.plan.hostBytes;
+        const p = s.occupants[i]!.plan;
+        host = p.hostBytes;
         s.occupants.splice(i, 1);
+        s.busy -= p.busyFraction;
+        s.switching -= switchFraction(p);
       }
     }
     this.hostUsed.set(nodeId, Math.max(0, (this.hostUsed.get(nodeId) ?? 0) - host));
@@ -139,6 +157,15 @@ export class PoolModel {
   /** Whether `plan` may join the jobs on this device (memory, jobs per device, load, switches). */
   canJoin(slot: Slot, plan: JobPlan, exclude?: ReadonlySet<string>): boolean {
     if (plan.deviceBytes > slot.memoryBytes) return false;
+    if (!exclude) {
+      // The common case without allocations: the group's sums are kept on the slot.
+      const n = slot.occupants.length;
+      if (n === 0) return true;
+      if (!this.policy.timeSharing || n + 1 > this.policy.maxJobsPerDevice) return false;
+      const load = slot.busy + slot.switching + plan.busyFraction + switchFraction(plan);
+      const sw = (slot.switching + switchFraction(plan)) / Math.max(1, load);
+      return load <= this.policy.maxGroupLoad && sw <= this.policy.maxSwitchFraction;
+    }
     const others = exclude ? slot.occupants.filter((o) => !exclude.has(o.jobId)) : slot.occupants;
     if (others.length === 0) return true;
     if (!this.policy.timeSharing || others.length + 1 > this.policy.maxJobsPerDevice) return false;
@@ -176,7 +203,14 @@ export class PoolModel {
     const usable: { index: number; load: number; occupied: boolean }[] = [];
     for (const s of slots) {
       if (!this.canJoin(s, plan, exclude)) continue;
-      const others = exclude ? s.occupants.filter((o) => !exclude.has(o.jobId)) : s.occupants;
+      if (!exclude) {
+        const n = s.occupants.length;
+        const load =
+          n === 0 ? plan.busyFraction : s.busy + s.switching + plan.busyFraction + switchFraction(plan);
+        usable.push({ index: s.index, load, occupied: n > 0 });
+        continue;
+      }
+      const others = s.occupants.filter((o) => !exclude.has(o.jobId));
       usable.push({
         index: s.index,
         load: deviceLoad([...others.map((o) => o.plan), plan]),

@@ -43,9 +43,14 @@ export class FairShare {
   }
 
   /** Decayed past usage as a fraction of all tenants' in this pool, over the weight. */
+  private historyTotal: number | null = null;
+
   history(tenantId: string): number {
-    let total = 0;
-    for (const t of this.tenants.values()) total += t.usage[this.pool]?.deviceSeconds ?? 0;
+    if (this.historyTotal === null) {
+      this.historyTotal = 0;
+      for (const t of this.tenants.values()) this.historyTotal += t.usage[this.pool]?.deviceSeconds ?? 0;
+    }
+    const total = this.historyTotal;
     if (total <= 0) return 0;
     return (this.tenants.get(tenantId)?.usage[this.pool]?.deviceSeconds ?? 0) / total / this.weight(tenantId);
   }

@@ -24,7 +24,9 @@ import type {
 } from './types.js';
 
 /** Bounds the victim searches of one round (each scans the pool's running jobs). */
-const MAX_PREEMPTION_SEARCHES = 64;
+const MAX_PREEMPTION_SEARCHES = 16;
+/** Time-share groups compared per job before taking the cheapest. */
+const SHARED_CANDIDATES = 4;
 
 export interface PoolInput {
   pool: string;
@@ -95,6 +97,17 @@ export function schedulePool(
         p.deviceBytes >= m.bytes &&
         p.hostBytes >= m.host,
     );
+  // Kept as a frontier: a miss implied by another adds nothing, so the list stays a few shapes long.
+  const addMiss = (p: JobPlan) => {
+    if (missed(p)) return;
+    const m = { devices: p.devicesMin, load: p.busyFraction, bytes: p.deviceBytes, host: p.hostBytes };
+    for (let k = misses.length - 1; k >= 0; k--) {
+      const o = misses[k]!;
+      if (o.devices >= m.devices && o.load >= m.load && o.bytes >= m.bytes && o.host >= m.host)
+        misses.splice(k, 1);
+    }
+    misses.push(m);
+  };
   let searches = 0;
   const searchFailed = new Set<string>();
   let highestWaitingPriority = -Infinity;
@@ -132,7 +145,7 @@ export function schedulePool(
       );
       continue;
     }
-    const fit = missed(plan) ? null : findPlacement(model, plan);
+    const fit = missed(plan) ? null : findPlacement(model, plan, policy);
     if (fit) {
       const decision: PlaceDecision = {
         jobId: job.id,
@@ -154,12 +167,7 @@ export function schedulePool(
       placedHere.push(decision);
       continue;
     }
-    misses.push({
-      devices: plan.devicesMin,
-      load: plan.busyFraction,
-      bytes: plan.deviceBytes,
-      host: plan.hostBytes,
-    });
+    addMiss(plan);
     let reason: WaitReason | null = null;
     if (policy.preemption && searches < MAX_PREEMPTION_SEARCHES && !searchFailed.has(job.tenantId)) {
       searches++;
@@ -240,13 +248,19 @@ function deviceFigures(model: PoolModel, nodeId: string, devices: number[]) {
 }
 
 /** Free devices first (best fit), then the cheapest time-share group on any node. */
-function findPlacement(model: PoolModel, plan: JobPlan) {
+function findPlacement(model: PoolModel, plan: JobPlan, policy: Policy) {
   const exclusive = model.exclusiveFit(plan, plan.devicesMin);
   if (exclusive) return { ...exclusive, shared: 0 };
+  if (!policy.timeSharing) return null;
   let best: { nodeId: string; devices: number[]; shared: number; cost: number } | null = null;
-  for (const nodeId of model.slots.keys()) {
+  // The cheapest of the first few groups that fit: scanning every node for the very cheapest
+  // costs O(nodes) per job, and groups within the load bounds differ little.
+  let found = 0;
+  for (const nodeId of model.openNodes) {
     const f = model.fitOnNode(nodeId, plan, plan.devicesMin);
-    if (f && (!best || f.cost < best.cost)) best = { nodeId, ...f };
+    if (!f) continue;
+    if (!best || f.cost < best.cost) best = { nodeId, ...f };
+    if (++found >= SHARED_CANDIDATES) break;
   }
   return best;
 }
