@@ -28,13 +28,18 @@ export class DeposedError extends Error {
   }
 }
 
+// Event ids come back grouped per job (joining them back to the updated rows made PostgreSQL nest
+// loops over two CTE scans: seconds for thousands of placements); the node of each job is known
+// from the decisions and the snapshot.
 function collect(
   out: Applied,
-  rows: { job_id: string; event_ids: (string | number)[]; node_id: string | null }[],
+  rows: { job_id: string; event_ids: (string | number)[] }[],
+  nodeOf: (jobId: string) => string | undefined,
 ) {
   for (const r of rows) {
     out.events.set(r.job_id, [...(out.events.get(r.job_id) ?? []), ...r.event_ids.map(String)]);
-    if (r.node_id) out.nodes.add(r.node_id);
+    const node = nodeOf(r.job_id);
+    if (node) out.nodes.add(node);
   }
 }
 
@@ -61,8 +66,7 @@ WITH prev AS (
   SELECT id, 'job.queued', jsonb_build_object('status', 'queued', 'reason', 'preempted', 'nodeId', from_node) FROM j
   RETURNING id, job_id
 )
-SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids, min(j.from_node::text) AS node_id
-  FROM e JOIN j ON j.id = e.job_id GROUP BY e.job_id`;
+SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
 
 const PLACE = `
 WITH v AS (
@@ -82,8 +86,7 @@ WITH v AS (
   SELECT id, 'job.placed', jsonb_build_object('status', 'placed', 'placement', placement, 'epoch', $2::bigint) FROM j
   RETURNING id, job_id
 )
-SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids, min(j.node_id::text) AS node_id
-  FROM e JOIN j ON j.id = e.job_id GROUP BY e.job_id`;
+SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
 
 const NOTICE = `
 WITH v AS (
@@ -98,8 +101,7 @@ WITH v AS (
                                                   'graceSeconds', $3::float8, 'epoch', $2::bigint) FROM j
   RETURNING id, job_id
 )
-SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids, min(j.node_id::text) AS node_id
-  FROM e JOIN j ON j.id = e.job_id GROUP BY e.job_id`;
+SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
 
 export interface UsageWrite {
   tenantId: string;
@@ -112,8 +114,16 @@ export async function applyDecisions(
   pool: pg.Pool,
   lease: { holder: string; epoch: number },
   d: Decisions,
-  extra: { reasons: { jobId: string; reason: string }[]; usage: UsageWrite[]; graceSeconds: number },
+  extra: {
+    reasons: { jobId: string; reason: string }[];
+    usage: UsageWrite[];
+    graceSeconds: number;
+    /** The node each running job is on (from the snapshot), to tell it about notices and take-backs. */
+    nodeOf?: ReadonlyMap<string, string>;
+  },
 ): Promise<Applied> {
+  const placedOn = new Map(d.place.map((p) => [p.jobId, p.nodeId]));
+  const nodeOf = (jobId: string) => placedOn.get(jobId) ?? extra.nodeOf?.get(jobId);
   const out: Applied = { events: new Map(), nodes: new Set(), noticed: [], placed: 0, takenBack: 0 };
   const client = await pool.connect();
   try {
@@ -125,7 +135,7 @@ export async function applyDecisions(
     if (held.rows.length === 0) throw new DeposedError(lease.epoch);
     if (d.takeBack.length) {
       const r = await client.query(TAKE_BACK, [d.takeBack.map((t) => t.jobId), lease.epoch]);
-      collect(out, r.rows);
+      collect(out, r.rows, nodeOf);
       out.takenBack = r.rows.length;
     }
     if (d.place.length) {
@@ -145,13 +155,13 @@ export async function applyDecisions(
         },
       }));
       const r = await client.query(PLACE, [JSON.stringify(rows), lease.epoch]);
-      collect(out, r.rows);
+      collect(out, r.rows, nodeOf);
       out.placed = r.rows.length;
     }
     if (d.preempt.length) {
       const rows = d.preempt.map((p) => ({ id: p.jobId, reason: p.reason, for_job: p.forJobId }));
       const r = await client.query(NOTICE, [JSON.stringify(rows), lease.epoch, extra.graceSeconds]);
-      collect(out, r.rows);
+      collect(out, r.rows, nodeOf);
       out.noticed = r.rows.map((row) => row.job_id as string);
     }
     if (extra.reasons.length) {

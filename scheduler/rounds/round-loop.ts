@@ -110,6 +110,7 @@ export function startRoundLoop(deps: {
       reasons,
       usage: usageWrites(read),
       graceSeconds: options.policy.preemptGraceSeconds,
+      nodeOf: new Map(read.snapshot.running.map((r) => [r.id, r.nodeId])),
     });
     await publishRound(redis, names, applied, d, read.now);
     const ms = performance.now() - started;
