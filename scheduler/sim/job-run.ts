@@ -139,14 +139,15 @@ export class JobRun {
     if (!p) return this.stepDone();
     if (!p.held) return this.later(p.seconds, () => this.next());
     const token = this.token;
+    const { nodeId, devices } = this;
     this.locks.request({
       jobId: this.spec.id,
-      nodeId: this.nodeId,
-      devices: this.devices,
+      nodeId,
+      devices,
       bytesPerDevice:
         p.kind === 'generate' ? this.spec.generateBytesPerDevice : this.spec.stateBytesPerDevice,
       grant: (switchSeconds) => {
-        if (token !== this.token) return this.locks.release(this.spec.id, this.nodeId, this.devices);
+        if (token !== this.token) return this.locks.release(this.spec.id, nodeId, devices);
         this.holding = true;
         this.hooks.deviceTime('switch', switchSeconds * this.devices.length);
         this.holdFrom = this.clock.now + switchSeconds;

@@ -9,6 +9,7 @@
  *   --tick S            seconds between rounds while jobs wait (default 30)
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../core/policy.js';
 import type { Policy } from '../core/types.js';
@@ -17,7 +18,7 @@ import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
 import { headlineVerdicts, losses, physicsVerdicts, table, tenantTable, type PhysicsRow } from './report.js';
 import { summarise, type Summary } from './summary.js';
 import { fileWorkload } from './workloads/file.js';
-import { phillyWorkload } from './workloads/philly.js';
+import { PHILLY_PATH, phillyWorkload } from './workloads/philly.js';
 import { physicsWorkload } from './workloads/physics.js';
 import { syntheticWorkload } from './workloads/synthetic.js';
 
@@ -117,7 +118,8 @@ if (parts.has('philly')) {
   if (w) headline('Philly replay', w);
   else {
     out();
-    out('## Philly replay: skipped (no trace at ../shared/traces/philly.csv; pass --trace PATH)');
+    const where = values.trace ?? fileURLToPath(PHILLY_PATH);
+    out(`## Philly replay: skipped (no trace at ${where}; pass --trace PATH)`);
   }
 }
 if (parts.has('file') && values.workload) headline('workload file', fileWorkload(values.workload, seed));
