@@ -200,31 +200,50 @@ export class PoolModel {
           }
     }
     if (host + plan.hostBytes > node.hostMemoryBytes) return null;
-    const usable: { index: number; load: number; occupied: boolean }[] = [];
+    const usable: { index: number; load: number; occupied: boolean; others: readonly Occupant[] }[] = [];
+    const held = new Map<string, number>();
     for (const s of slots) {
+      const others = exclude ? s.occupants.filter((o) => !exclude.has(o.jobId)) : s.occupants;
+      for (const o of others) held.set(o.jobId, (held.get(o.jobId) ?? 0) + 1);
       if (!this.canJoin(s, plan, exclude)) continue;
-      if (!exclude) {
-        const n = s.occupants.length;
-        const load =
-          n === 0 ? plan.busyFraction : s.busy + s.switching + plan.busyFraction + switchFraction(plan);
-        usable.push({ index: s.index, load, occupied: n > 0 });
-        continue;
-      }
-      const others = s.occupants.filter((o) => !exclude.has(o.jobId));
-      usable.push({
-        index: s.index,
-        load: deviceLoad([...others.map((o) => o.plan), plan]),
-        occupied: others.length > 0,
-      });
+      // Without exclusions the group's sums on the slot give the load without allocating.
+      const load = exclude
+        ? deviceLoad([...others.map((o) => o.plan), plan])
+        : others.length === 0
+          ? plan.busyFraction
+          : s.busy + s.switching + plan.busyFraction + switchFraction(plan);
+      usable.push({ index: s.index, load, occupied: others.length > 0, others });
     }
-    if (usable.length < count) return null;
-    usable.sort((a, b) => Number(a.occupied) - Number(b.occupied) || a.load - b.load || a.index - b.index);
-    const chosen = usable.slice(0, count);
+    const free = usable.filter((u) => !u.occupied).sort((a, b) => a.load - b.load || a.index - b.index);
+    let chosen = free.slice(0, count);
+    if (chosen.length < count) {
+      // A time-share group is whole: the job joins devices whose jobs hold exactly those devices,
+      // and takes them all. Joining part of a wider job's devices (or mixing free and shared ones)
+      // would chain jobs through the all-at-once device lock: each waits for every partner to be
+      // idle at the same moment while its other devices sit unused.
+      const groups = new Map<string, typeof usable>();
+      for (const u of usable) {
+        if (!u.occupied) continue;
+        const key = u.others
+          .map((o) => o.jobId)
+          .sort()
+          .join('\n');
+        groups.set(key, [...(groups.get(key) ?? []), u]);
+      }
+      let best: typeof usable | null = null;
+      let bestLoad = Infinity;
+      for (const [key, g] of groups) {
+        if (g.length !== count || key.split('\n').some((id) => held.get(id) !== count)) continue;
+        const load = g.reduce((sum, u) => sum + u.load, 0);
+        if (load < bestLoad) [best, bestLoad] = [g, load];
+      }
+      if (!best) return null;
+      chosen = best;
+    }
     const shared = chosen.filter((c) => c.occupied).length;
     // Cost: shared devices weigh by their load; a node with fewer free devices left is preferred
     // for exclusive placements (best fit keeps whole nodes free for wide jobs).
-    const free = usable.filter((u) => !u.occupied).length;
-    const cost = shared * 1000 + chosen.reduce((s, c) => s + c.load, 0) + free / 1000;
+    const cost = shared * 1000 + chosen.reduce((sum, c) => sum + c.load, 0) + free.length / 1000;
     return { devices: chosen.map((c) => c.index).sort((a, b) => a - b), shared, cost };
   }
 

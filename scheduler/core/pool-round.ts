@@ -187,6 +187,9 @@ export function schedulePool(
           }
           out.preempt.push(v);
         }
+        // The devices it will take are reserved for the rest of the round: a later job must not
+        // backfill the free ones among them, or the preemptor never fits and preempts again.
+        model.add(found.nodeId, found.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         reason = found.victims[0]?.reason === 'priority' ? 'priority' : 'capacity';
       } else searchFailed.add(job.tenantId);
     }

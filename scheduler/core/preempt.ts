@@ -34,7 +34,7 @@ export function findVictims(
   job: QueuedJob,
   plan: JobPlan,
   aged: boolean,
-): { victims: PreemptDecision[]; waitsForLeaving: boolean } | null {
+): { victims: PreemptDecision[]; waitsForLeaving: boolean; nodeId: string; devices: number[] } | null {
   const { model, fair, policy, now } = ctx;
   const need = plan.devicesMin;
   const preemptorShare = fair.share(job.tenantId, need, need * plan.deviceBytes);
@@ -51,7 +51,7 @@ export function findVictims(
     return null;
   };
 
-  let best: { nodeId: string; victims: PreemptDecision[]; claims: string[] } | null = null;
+  let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   for (const nodeId of model.slots.keys()) {
     const exclude = new Set<string>();
     const onNode = new Map<string, RunningJob>();
@@ -69,9 +69,10 @@ export function findVictims(
     // as many leaving jobs as it needs, and nobody new is preempted for it.
     for (const id of leavingHere) {
       exclude.add(id);
-      if (model.fitOnNode(nodeId, plan, need, exclude)) {
+      const fit = model.fitOnNode(nodeId, plan, need, exclude);
+      if (fit) {
         for (const e of exclude) ctx.claimed.add(e);
-        return { victims: [], waitsForLeaving: true };
+        return { victims: [], waitsForLeaving: true, nodeId, devices: fit.devices };
       }
     }
     const candidates = [...onNode.values()]
@@ -89,13 +90,14 @@ export function findVictims(
       if (best && chosen.length + 1 >= best.victims.length) break;
       exclude.add(c.v.id);
       chosen.push({ jobId: c.v.id, tenantId: c.v.tenantId, reason: c.reason, forJobId: job.id });
-      if (model.fitOnNode(nodeId, plan, need, exclude)) {
-        best = { nodeId, victims: chosen, claims: [...exclude] };
+      const fit = model.fitOnNode(nodeId, plan, need, exclude);
+      if (fit) {
+        best = { nodeId, devices: fit.devices, victims: chosen, claims: [...exclude] };
         break;
       }
     }
   }
   if (!best) return null;
   for (const id of best.claims) ctx.claimed.add(id);
-  return { victims: best.victims, waitsForLeaving: false };
+  return { victims: best.victims, waitsForLeaving: false, nodeId: best.nodeId, devices: best.devices };
 }

@@ -1,0 +1,187 @@
+/**
+ * The discrete-event simulation. Jobs arrive, rounds run the production `schedule()` on a snapshot
+ * of the simulated state, and its decisions are applied: placements start after the round's
+ * decision cost, notices start a checkpoint, take-backs requeue. A round runs after every event
+ * that changes what the scheduler could decide (arrival, completion, a preemption done, a grace
+ * running out) and every `tickSeconds` while jobs wait or notices are out (aging and minimum run
+ * times turn on the clock alone).
+ */
+import { performance } from 'node:perf_hooks';
+import { schedule } from '../core/schedule.js';
+import type { Decisions, Policy, Snapshot } from '../core/types.js';
+import { DeviceLocks } from './devices.js';
+import { Clock } from './events.js';
+import { JobRun } from './job-run.js';
+import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
+import { Recorder } from './recorder.js';
+import { Rng } from './rng.js';
+import { buildSnapshot, simNodes, toMs, type TenantUsage } from './snapshot.js';
+
+export interface SimResult {
+  workload: SimWorkload;
+  policy: Policy;
+  jobs: JobRun[];
+  recorder: Recorder;
+  /** Simulated seconds at the end (the horizon, or the last completion). */
+  end: number;
+  devices: number;
+}
+
+export interface SimOptions {
+  physics?: SimPhysics;
+  seed?: number;
+  /** Sees every round's snapshot and decisions (tests, diagnostics). */
+  observe?: (snapshot: Snapshot, decisions: Decisions, now: number) => void;
+}
+
+export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions = {}): SimResult {
+  const physics = opts.physics ?? defaultPhysics;
+  const seed = opts.seed ?? 1;
+  const clock = new Clock();
+  const locks = new DeviceLocks(physics.switchBytesPerSecond);
+  const rec = new Recorder();
+  const nodes = simNodes(workload.cluster);
+  const rng = new Rng(seed);
+  const usage = new Map<string, TenantUsage>(
+    workload.tenants.map((t) => [t.id, { deviceSeconds: 0, memoryByteSeconds: 0, periodDeviceSeconds: 0 }]),
+  );
+  let queueSeq = 0;
+  let usageAt = 0;
+  const pendingRounds = new Set<number>();
+
+  const requestRound = (t: number) => {
+    if (pendingRounds.has(t)) return;
+    pendingRounds.add(t);
+    clock.at(t, () => round(t), 1);
+  };
+  const requeue = (j: JobRun) => {
+    j.requeueReason = 'preempted';
+    j.enqueue(clock.now, queueSeq++);
+  };
+  const hooks = {
+    finished: () => requestRound(clock.now),
+    checkpointedAfterNotice: (j: JobRun) => {
+      requeue(j);
+      requestRound(clock.now);
+    },
+    deviceTime: (kind: 'useful' | 'switch' | 'checkpoint', s: number) => rec.deviceTime(kind, s),
+  };
+  const jobs = workload.jobs.map((s, i) => new JobRun(s, rng.fork(i + 1), clock, locks, physics, hooks));
+  const byId = new Map(jobs.map((j) => [j.spec.id, j]));
+  for (const j of jobs)
+    clock.at(j.spec.arrival, () => {
+      j.enqueue(clock.now, queueSeq++);
+      requestRound(clock.now);
+    });
+
+  // Decayed usage (Kueue's admission fair sharing: consumed ← consumed·½^(dt/h) + usage·dt).
+  const decayUsage = (now: number) => {
+    const dt = now - usageAt;
+    usageAt = now;
+    if (dt <= 0) return;
+    const keep = 0.5 ** (dt / physics.usageHalfLifeSeconds);
+    const held = new Map<string, { devices: number; bytes: number }>();
+    for (const j of jobs)
+      if (j.status === 'running') {
+        const h = held.get(j.spec.tenant) ?? { devices: 0, bytes: 0 };
+        h.devices += j.devices.length;
+        h.bytes += j.devices.length * j.spec.deviceBytes;
+        held.set(j.spec.tenant, h);
+      }
+    for (const [id, u] of usage) {
+      const h = held.get(id) ?? { devices: 0, bytes: 0 };
+      u.deviceSeconds = u.deviceSeconds * keep + h.devices * dt;
+      u.memoryByteSeconds = u.memoryByteSeconds * keep + h.bytes * dt;
+      u.periodDeviceSeconds += h.devices * dt;
+    }
+  };
+
+  function round(t: number): void {
+    pendingRounds.delete(t);
+    const now = clock.now;
+    decayUsage(now);
+    const snapshot = buildSnapshot(nodes, workload.tenants, usage, jobs);
+    const started = performance.now();
+    const d = schedule(snapshot, policy, toMs(now));
+    rec.roundWallMs.push(performance.now() - started);
+    rec.sharesAt(now, d.shares);
+    opts.observe?.(snapshot, d, now);
+    apply(d, now);
+    checkInvariants();
+    const waiting = jobs.some((j) => j.status === 'queued' || (j.status === 'running' && j.notice !== null));
+    const next = now + physics.tickSeconds;
+    if (waiting && ![...pendingRounds].some((p) => p <= next)) requestRound(next);
+  }
+
+  function apply(d: Decisions, now: number): void {
+    for (const tb of d.takeBack) {
+      const j = byId.get(tb.jobId)!;
+      if (j.status !== 'running') continue;
+      j.takeBack();
+      rec.takeBacks++;
+      requeue(j);
+    }
+    for (const p of d.preempt) {
+      const j = byId.get(p.jobId)!;
+      if (j.status !== 'running' || j.notice !== null) {
+        rec.violation(`${p.jobId} preempted while ${j.status}${j.notice !== null ? ' under notice' : ''}`);
+        continue;
+      }
+      if (now - j.placedAt < policy.minRunSeconds - 1e-3)
+        rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
+      j.notify(policy.preemptGraceSeconds);
+      rec.preemptions++;
+      requestRound(now + policy.preemptGraceSeconds + 0.001);
+    }
+    const delay = physics.decisionSecondsPerJob * (d.place.length + d.preempt.length);
+    for (const p of d.place) {
+      const j = byId.get(p.jobId)!;
+      if (j.status !== 'queued') {
+        rec.violation(`${p.jobId} placed while ${j.status}`);
+        continue;
+      }
+      rec.placements++;
+      if (p.sharedWith > 0) rec.sharedPlacements++;
+      j.start(p.nodeId, p.devices, delay);
+    }
+    if (d.takeBack.length > 0) requestRound(now);
+  }
+
+  function checkInvariants(): void {
+    const perDevice = new Map<string, number>();
+    const perTenant = new Map<string, number>();
+    const bound = policy.timeSharing ? policy.maxJobsPerDevice : 1;
+    for (const j of jobs) {
+      if (j.status !== 'running') continue;
+      if (j.devices.length !== j.spec.devices)
+        rec.violation(`${j.spec.id} holds ${j.devices.length} devices`);
+      if (j.spec.deviceBytes > workload.cluster.deviceMemoryBytes)
+        rec.violation(`${j.spec.id} does not fit device memory`);
+      perTenant.set(j.spec.tenant, (perTenant.get(j.spec.tenant) ?? 0) + j.devices.length);
+      for (const i of j.devices) {
+        const key = `${j.nodeId}/${i}`;
+        const n = (perDevice.get(key) ?? 0) + 1;
+        perDevice.set(key, n);
+        if (n > bound) rec.violation(`${key} holds ${n} jobs`);
+      }
+    }
+    for (const t of workload.tenants)
+      if ((perTenant.get(t.id) ?? 0) > t.maxConcurrentDevices)
+        rec.violation(
+          `${t.id} holds ${perTenant.get(t.id)} devices over its quota ${t.maxConcurrentDevices}`,
+        );
+  }
+
+  const horizon = workload.horizonSeconds ?? Infinity;
+  while (clock.step(horizon));
+  const end = Number.isFinite(horizon) ? horizon : Math.max(0, ...jobs.map((j) => j.finishedAt ?? 0));
+  rec.sharesAt(end, null);
+  return {
+    workload,
+    policy,
+    jobs,
+    recorder: rec,
+    end,
+    devices: nodes.length * workload.cluster.devicesPerNode,
+  };
+}

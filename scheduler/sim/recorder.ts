@@ -1,0 +1,43 @@
+/**
+ * What a run measures as it goes: device time by kind, each round's wall time, preemptions,
+ * each tenant's share and entitlement integrated over time (from the round's own share views),
+ * and invariant violations (a job placed twice, a device over its group bound or memory, a quota
+ * exceeded) that tests assert never happen.
+ */
+import type { TenantShareView } from '../core/types.js';
+import type { DeviceTimeKind } from './job-run.js';
+
+export class Recorder {
+  readonly deviceSeconds: Record<DeviceTimeKind, number> = { useful: 0, switch: 0, checkpoint: 0 };
+  readonly roundWallMs: number[] = [];
+  readonly violations: string[] = [];
+  preemptions = 0;
+  placements = 0;
+  sharedPlacements = 0;
+  takeBacks = 0;
+  /** Per tenant: ∫ share dt and ∫ entitlement dt (fractions of the pool × seconds). */
+  readonly shares = new Map<string, { share: number; entitlement: number }>();
+  private last: { at: number; views: TenantShareView[] } | null = null;
+
+  deviceTime(kind: DeviceTimeKind, seconds: number): void {
+    this.deviceSeconds[kind] += seconds;
+  }
+
+  /** Closes the interval since the last round's share views, and opens one with these. */
+  sharesAt(now: number, views: TenantShareView[] | null): void {
+    if (this.last) {
+      const dt = now - this.last.at;
+      for (const v of this.last.views) {
+        const s = this.shares.get(v.tenantId) ?? { share: 0, entitlement: 0 };
+        s.share += v.share * dt;
+        s.entitlement += v.entitlement * dt;
+        this.shares.set(v.tenantId, s);
+      }
+    }
+    this.last = views ? { at: now, views } : null;
+  }
+
+  violation(message: string): void {
+    if (this.violations.length < 20) this.violations.push(message);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Tables and verdicts, as Markdown (so the same text goes into docs/simulator.md). Verdicts are
+ * computed from the measured figures against the targets of issue 11; nothing here is tuned to
+ * pass: where Timeshare is worse than a baseline on any figure, the report lists it.
+ */
+import type { Summary } from './summary.js';
+
+const h = (s: number) => (Number.isFinite(s) ? (s / 3600).toFixed(2) : '–');
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
+export function table(rows: Summary[]): string {
+  const head =
+    '| policy | done | makespan h | jobs/h | util | JCT mean / p95 h | queue mean / p95 h | min share/entitled | Jain | preempt (taken back) | switch time | lost steps | round p50 / p99 ms |';
+  const sep = `|${'---|'.repeat(13)}`;
+  const lines = rows.map((r) => {
+    const worst = r.tenants.reduce((m, t) => Math.min(m, t.ratio), Infinity);
+    return `| ${r.label} | ${r.done}/${r.jobs} | ${r.makespanHours.toFixed(2)} | ${r.jobsPerHour.toFixed(2)} | ${pct(r.utilisation)} | ${h(r.meanCompletion)} / ${h(r.p95Completion)} | ${h(r.meanQueueing)} / ${h(r.p95Queueing)} | ${worst.toFixed(2)} | ${r.jain.toFixed(3)} | ${r.preemptions} (${r.takeBacks}) | ${pct(r.switchShare)} (${r.switchDeviceHours.toFixed(1)} dev-h) | ${r.stepsLost} | ${r.roundP50Ms.toFixed(2)} / ${r.roundP99Ms.toFixed(2)} |`;
+  });
+  return [head, sep, ...lines].join('\n');
+}
+
+export function tenantTable(rows: Summary[]): string {
+  const ids = [...new Set(rows.flatMap((r) => r.tenants.map((t) => t.id)))].sort();
+  const head = `| tenant (weight) | ${rows.map((r) => `${r.label}: share / entitled`).join(' | ')} |`;
+  const sep = `|${'---|'.repeat(rows.length + 1)}`;
+  const lines = ids.map((id) => {
+    const w = rows.flatMap((r) => r.tenants).find((t) => t.id === id)?.weight ?? 1;
+    const cells = rows.map((r) => {
+      const t = r.tenants.find((x) => x.id === id);
+      return t ? `${pct(t.share)} / ${pct(t.entitlement)} (${t.ratio.toFixed(2)})` : '–';
+    });
+    return `| ${id} (${w}) | ${cells.join(' | ')} |`;
+  });
+  return [head, sep, ...lines].join('\n');
+}
+
+export interface PhysicsRow {
+  idle: number;
+  fifo: Summary;
+  timeshare: Summary;
+}
+
+/** Ideal gain 1/(1 − f), less the share of device time Timeshare spent switching. */
+export function physicsVerdicts(rows: PhysicsRow[]): { text: string; pass: boolean } {
+  let pass = true;
+  const lines = rows.map(({ idle, fifo, timeshare }) => {
+    const measured = timeshare.jobsPerHour / fifo.jobsPerHour;
+    const switches = Math.max(0, timeshare.switchShare - fifo.switchShare);
+    const ideal = 1 / (1 - idle);
+    const net = ideal * (1 - switches);
+    const ok = idle === 0 ? measured >= Math.max(0.97, 1 - switches) - 1e-9 : measured >= 0.85 * net;
+    pass &&= ok;
+    const target =
+      idle === 0 ? `≥ ${Math.max(0.97, 1 - switches).toFixed(3)}` : `≥ ${(0.85 * net).toFixed(3)}`;
+    return `| ${pct(idle)} | ${fifo.jobsPerHour.toFixed(2)} | ${timeshare.jobsPerHour.toFixed(2)} | ${measured.toFixed(3)} | ${ideal.toFixed(3)} | ${pct(switches)} | ${net.toFixed(3)} | ${(measured / net).toFixed(3)} | ${target} | ${verdict(ok)} |`;
+  });
+  const head =
+    '| idle f | FIFO jobs/h | Timeshare jobs/h | measured × | ideal 1/(1−f) | switch share | ideal less switches | measured / ideal | target | verdict |';
+  return { text: [head, `|${'---|'.repeat(10)}`, ...lines].join('\n'), pass };
+}
+
+export function headlineVerdicts(
+  fifo: Summary,
+  kueue: Summary,
+  ts: Summary,
+): { text: string; pass: boolean } {
+  const checks: [string, boolean, string][] = [];
+  const add = (name: string, ok: boolean, detail: string) => checks.push([name, ok, detail]);
+  add(
+    'jobs/h ≥ 1.5× exclusive FIFO',
+    ts.jobsPerHour >= 1.5 * fifo.jobsPerHour,
+    `${(ts.jobsPerHour / fifo.jobsPerHour).toFixed(3)}×`,
+  );
+  add(
+    'jobs/h ≥ 1.2× Kueue-like',
+    ts.jobsPerHour >= 1.2 * kueue.jobsPerHour,
+    `${(ts.jobsPerHour / kueue.jobsPerHour).toFixed(3)}×`,
+  );
+  add(
+    'mean completion below both',
+    ts.meanCompletion < fifo.meanCompletion && ts.meanCompletion < kueue.meanCompletion,
+    `${h(ts.meanCompletion)} h vs ${h(fifo.meanCompletion)} / ${h(kueue.meanCompletion)}`,
+  );
+  add(
+    'p95 completion below both',
+    ts.p95Completion < fifo.p95Completion && ts.p95Completion < kueue.p95Completion,
+    `${h(ts.p95Completion)} h vs ${h(fifo.p95Completion)} / ${h(kueue.p95Completion)}`,
+  );
+  const worst = ts.tenants.reduce((m, t) => (t.ratio < m.ratio ? t : m), { id: '–', ratio: Infinity });
+  add(
+    'every tenant ≥ 90% of its entitled share',
+    worst.ratio >= 0.9,
+    `lowest ${worst.id} ${worst.ratio.toFixed(2)}`,
+  );
+  add(
+    'no job preempted twice within its minimum run time',
+    ts.earlyRepreemptions === 0 && ts.violations.length === 0,
+    `${ts.earlyRepreemptions} early, ${ts.violations.length} violations`,
+  );
+  const lines = checks.map(([n, ok, d]) => `| ${n} | ${d} | ${verdict(ok)} |`);
+  return {
+    text: ['| target | measured | verdict |', '|---|---|---|', ...lines].join('\n'),
+    pass: checks.every((c) => c[1]),
+  };
+}
+
+/** Every figure on which Timeshare does worse than a baseline. */
+export function losses(ts: Summary, baselines: Summary[]): string[] {
+  const out: string[] = [];
+  for (const b of baselines) {
+    const worse = (
+      name: string,
+      mine: number,
+      theirs: number,
+      higherIsBetter: boolean,
+      fmt: (x: number) => string,
+    ) => {
+      if (higherIsBetter ? mine < theirs - 1e-9 : mine > theirs + 1e-9)
+        out.push(`Timeshare loses to ${b.label} on ${name}: ${fmt(mine)} vs ${fmt(theirs)}`);
+    };
+    worse('jobs/hour', ts.jobsPerHour, b.jobsPerHour, true, (x) => x.toFixed(2));
+    worse('utilisation', ts.utilisation, b.utilisation, true, pct);
+    worse('makespan', ts.makespanHours, b.makespanHours, false, (x) => `${x.toFixed(2)} h`);
+    worse('mean completion', ts.meanCompletion, b.meanCompletion, false, (x) => `${h(x)} h`);
+    worse('p95 completion', ts.p95Completion, b.p95Completion, false, (x) => `${h(x)} h`);
+    worse('mean queueing', ts.meanQueueing, b.meanQueueing, false, (x) => `${h(x)} h`);
+    worse('p95 queueing', ts.p95Queueing, b.p95Queueing, false, (x) => `${h(x)} h`);
+    worse("Jain's index", ts.jain, b.jain, true, (x) => x.toFixed(3));
+    worse('preemptions', ts.preemptions, b.preemptions, false, String);
+    worse('time lost to switches', ts.switchShare, b.switchShare, false, pct);
+    worse('round p99', ts.roundP99Ms, b.roundP99Ms, false, (x) => `${x.toFixed(2)} ms`);
+  }
+  return out;
+}

@@ -1,0 +1,115 @@
+/**
+ * Builds the scheduler's snapshot from the simulated state, the way production reads it from its
+ * database: ready nodes, tenants with quotas and half-life-decayed usage, running jobs with the
+ * plans `planJob` makes from their measured profiles, and the queue (a requeued job carries the
+ * profile of its earlier runs; a fresh one has none, so the planner's prior applies).
+ */
+import { planJob } from '../core/plan.js';
+import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState, Workload } from '../core/types.js';
+import type { JobRun } from './job-run.js';
+import type { ClusterSpec, SimJobSpec, TenantSpec } from './model.js';
+
+export const POOL = 'sim';
+/** Simulated time 0 as a wall clock for the scheduler (its times are ms since the epoch). */
+export const EPOCH_MS = Date.UTC(2026, 0, 1);
+export const toMs = (seconds: number) => EPOCH_MS + Math.round(seconds * 1000);
+
+export function simNodes(c: ClusterSpec): NodeState[] {
+  return Array.from({ length: c.nodes }, (_, n) => ({
+    id: `node-${n}`,
+    pool: POOL,
+    hostMemoryBytes: c.hostMemoryBytes,
+    devices: Array.from({ length: c.devicesPerNode }, (_, index) => ({
+      index,
+      memoryBytes: c.deviceMemoryBytes,
+      threads: 8,
+    })),
+  }));
+}
+
+/** The spec's figures a planner sees before profiles (a batch of 64 prompts × 8 samples, 1k tokens). */
+export function specWorkload(s: SimJobSpec): Workload {
+  return {
+    mode: 'temporal',
+    parameters: s.parameters,
+    steps: s.steps,
+    promptsPerStep: 64,
+    groupSize: 8,
+    sequenceTokens: 1024,
+  };
+}
+
+export interface TenantUsage {
+  deviceSeconds: number;
+  memoryByteSeconds: number;
+  periodDeviceSeconds: number;
+}
+
+export function buildSnapshot(
+  nodes: NodeState[],
+  tenants: readonly TenantSpec[],
+  usage: ReadonlyMap<string, TenantUsage>,
+  jobs: readonly JobRun[],
+): Snapshot {
+  const active = new Map<string, number>();
+  const running: RunningJob[] = [];
+  const queued: QueuedJob[] = [];
+  for (const j of jobs) {
+    const s = j.spec;
+    if (j.status === 'running') {
+      active.set(s.tenant, (active.get(s.tenant) ?? 0) + j.devices.length);
+      running.push({
+        id: s.id,
+        tenantId: s.tenant,
+        pool: POOL,
+        priority: s.priority,
+        nodeId: j.nodeId,
+        devices: j.devices,
+        plan: planJob({
+          workload: specWorkload(s),
+          devices: s.devices,
+          maxDevices: s.devices,
+          memoryPerDeviceBytes: s.deviceBytes,
+          profile: j.profile(),
+        }),
+        placedAt: toMs(j.placedAt),
+        preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
+        stepsDone: j.stepsDone,
+        steps: s.steps,
+      });
+    } else if (j.status === 'queued')
+      queued.push({
+        id: s.id,
+        tenantId: s.tenant,
+        pool: POOL,
+        priority: s.priority,
+        queueSeq: j.queueSeq,
+        queuedAt: toMs(j.queuedAt),
+        createdAt: toMs(s.arrival),
+        devices: s.devices,
+        maxDevices: s.devices,
+        memoryPerDeviceBytes: s.deviceBytes,
+        workload: specWorkload(s),
+        stepsDone: j.stepsDone,
+        attempts: j.attempts,
+        requeueReason: j.requeueReason,
+        profile: j.profile(),
+      });
+  }
+  const tenantStates: TenantState[] = tenants.map((t) => {
+    const u = usage.get(t.id);
+    return {
+      id: t.id,
+      weight: t.weight,
+      maxConcurrentDevices: t.maxConcurrentDevices,
+      maxDevicesPerJob: 1024,
+      deviceHoursPerMonth: t.deviceHoursPerMonth,
+      periodDeviceSeconds: u?.periodDeviceSeconds ?? 0,
+      activeDevices: active.get(t.id) ?? 0,
+      usage: (u
+        ? { [POOL]: { deviceSeconds: u.deviceSeconds, memoryByteSeconds: u.memoryByteSeconds } }
+        : {}) as TenantState['usage'],
+    };
+  });
+  return { nodes, tenants: tenantStates, running, queued };
+}

@@ -1,0 +1,102 @@
+/**
+ * The figures of one run. Jobs/hour: jobs completed over the makespan (first arrival to last
+ * completion); on a run cut at a horizon (saturation), job-equivalents done over the horizon
+ * (completed jobs plus the steps of unfinished ones, lost steps excluded), so a run that stops
+ * with work in flight is not mistaken for one that did nothing. A tenant's share over the run is
+ * ∫ its dominant share dt over ∫ its entitlement dt, both from the rounds' share views, counted
+ * while it had demand; Jain's index is over those ratios.
+ */
+import type { SimResult } from './engine.js';
+
+export interface Summary {
+  label: string;
+  jobs: number;
+  done: number;
+  makespanHours: number;
+  jobsPerHour: number;
+  utilisation: number;
+  meanCompletion: number;
+  p95Completion: number;
+  meanQueueing: number;
+  p95Queueing: number;
+  tenants: { id: string; weight: number; ratio: number; share: number; entitlement: number }[];
+  jain: number;
+  preemptions: number;
+  takeBacks: number;
+  /** Jobs noticed again less than the minimum run time after their placement. */
+  earlyRepreemptions: number;
+  stepsLost: number;
+  switchShare: number;
+  switchDeviceHours: number;
+  roundP50Ms: number;
+  roundP99Ms: number;
+  rounds: number;
+  violations: string[];
+}
+
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+export function jain(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = xs.reduce((a, b) => a + b, 0);
+  const s2 = xs.reduce((a, b) => a + b * b, 0);
+  return s2 > 0 ? (s * s) / (xs.length * s2) : 1;
+}
+
+export function summarise(label: string, r: SimResult): Summary {
+  const done = r.jobs.filter((j) => j.status === 'done');
+  const start = Math.min(...r.jobs.map((j) => j.spec.arrival));
+  const span = Math.max(1e-9, r.end - start);
+  const cut = r.workload.horizonSeconds !== undefined;
+  const work = cut ? r.jobs.reduce((s, j) => s + j.stepsDone / j.spec.steps, 0) : done.length;
+  const completion = done.map((j) => j.finishedAt! - j.spec.arrival);
+  const queueing = done.map((j) => j.queuedSeconds);
+  const weights = new Map(r.workload.tenants.map((t) => [t.id, t.weight]));
+  const tenants = [...r.recorder.shares]
+    .filter(([, s]) => s.entitlement > 0)
+    .map(([id, s]) => ({
+      id,
+      weight: weights.get(id) ?? 1,
+      ratio: s.share / s.entitlement,
+      share: s.share / span,
+      entitlement: s.entitlement / span,
+    }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  const minRun = r.policy.minRunSeconds;
+  let early = 0;
+  for (const j of r.jobs)
+    for (let i = 1; i < j.preemptions.length; i++)
+      if (j.preemptions[i]!.at - j.preemptions[i]!.placedAt < minRun) early++;
+  const capacity = r.devices * span;
+  const ds = r.recorder.deviceSeconds;
+  return {
+    label,
+    jobs: r.jobs.length,
+    done: done.length,
+    makespanHours: span / 3600,
+    jobsPerHour: work / (span / 3600),
+    utilisation: ds.useful / capacity,
+    meanCompletion: mean(completion),
+    p95Completion: quantile(completion, 0.95),
+    meanQueueing: mean(queueing),
+    p95Queueing: quantile(queueing, 0.95),
+    tenants,
+    jain: jain(tenants.map((t) => Math.min(1, t.ratio))),
+    preemptions: r.recorder.preemptions,
+    takeBacks: r.recorder.takeBacks,
+    earlyRepreemptions: early,
+    stepsLost: r.jobs.reduce((s, j) => s + j.stepsLost, 0),
+    switchShare: ds.switch / capacity,
+    switchDeviceHours: ds.switch / 3600,
+    roundP50Ms: quantile(r.recorder.roundWallMs, 0.5),
+    roundP99Ms: quantile(r.recorder.roundWallMs, 0.99),
+    rounds: r.recorder.roundWallMs.length,
+    violations: r.recorder.violations,
+  };
+}

@@ -1,0 +1,98 @@
+// The event engine's invariants on tiny workloads (simulated time only; nothing here is timed).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defaultPolicy, kueueLikePolicy } from '../../core/policy.js';
+import { simulate } from '../engine.js';
+import { defaultPhysics, GB, GiB, stepFigures, type SimJobSpec, type SimWorkload } from '../model.js';
+import { syntheticWorkload } from '../workloads/synthetic.js';
+
+const job = (id: string, over: Partial<SimJobSpec> = {}): SimJobSpec => ({
+  id,
+  tenant: 't',
+  arrival: 0,
+  devices: 1,
+  priority: 1,
+  steps: 20,
+  parameters: 0.5e9,
+  deviceBytes: 20 * GiB,
+  stateBytesPerDevice: 4 * GB,
+  generateBytesPerDevice: 1 * GB,
+  shape: {
+    turns: 1,
+    generateSeconds: 30,
+    tailSigma: 0,
+    envSeconds: 0,
+    rewardSeconds: 50,
+    trainSeconds: 18,
+    syncSeconds: 2,
+  },
+  checkpointEvery: 1e9,
+  recurring: true,
+  ...over,
+});
+
+const world = (jobs: SimJobSpec[], devices = 1): SimWorkload => ({
+  name: 'tiny',
+  cluster: { nodes: 1, devicesPerNode: devices, deviceMemoryBytes: 80 * GiB, hostMemoryBytes: 1024 * GiB },
+  tenants: [{ id: 't', weight: 1, maxConcurrentDevices: 100, deviceHoursPerMonth: 1e6 }],
+  jobs,
+});
+
+describe('simulator engine', () => {
+  it("a lone job's completion time is its steps × step time (plus its first onload and the decision)", () => {
+    const spec = job('solo');
+    const r = simulate(world([spec]), defaultPolicy);
+    const j = r.jobs[0]!;
+    const expected =
+      defaultPhysics.decisionSecondsPerJob +
+      spec.generateBytesPerDevice / defaultPhysics.switchBytesPerSecond +
+      spec.steps * stepFigures(spec.shape).step;
+    assert.equal(j.status, 'done');
+    assert.ok(Math.abs(j.finishedAt! - expected) < 1e-6, `${j.finishedAt} vs ${expected}`);
+    // Alone, the job never changes holder after its first onload.
+    assert.ok(r.recorder.deviceSeconds.switch < 0.2);
+  });
+
+  it('two jobs idle 50% of each step share one device and finish in about the time of one plus switches', () => {
+    const alone = simulate(world([job('a')]), defaultPolicy).end;
+    const r = simulate(world([job('a'), job('b')]), defaultPolicy);
+    assert.equal(r.recorder.sharedPlacements, 1, 'the second job joins the first on the device');
+    assert.ok(r.jobs.every((j) => j.status === 'done'));
+    const switches = r.recorder.deviceSeconds.switch;
+    assert.ok(switches > 0, 'every change of holder costs a switch');
+    assert.ok(
+      r.end <= (alone + switches) * 1.1,
+      `both done at ${r.end.toFixed(0)} s, one alone ${alone.toFixed(0)} s`,
+    );
+    // Without time-sharing they run one after the other.
+    const exclusive = simulate(world([job('a'), job('b')]), kueueLikePolicy);
+    assert.ok(exclusive.end > 1.9 * alone);
+  });
+
+  it('places no job twice, finishes every job, and never exceeds a quota or a device bound', () => {
+    const w = syntheticWorkload({ seed: 7, nodes: 1, arrivalHours: 1, overload: 1.5 });
+    w.tenants[0]!.maxConcurrentDevices = 2;
+    let quotaReached = false;
+    for (const policy of [defaultPolicy, kueueLikePolicy]) {
+      const placed = new Set<string>();
+      const r = simulate(w, policy, {
+        observe: (snapshot, d) => {
+          const queued = new Set(snapshot.queued.map((q) => q.id));
+          for (const p of d.place) {
+            assert.ok(queued.has(p.jobId), `${p.jobId} placed while not queued`);
+            placed.add(p.jobId);
+          }
+          const t = snapshot.tenants.find((x) => x.id === w.tenants[0]!.id)!;
+          if (t.activeDevices === 2) quotaReached = true;
+        },
+      });
+      assert.deepEqual(r.recorder.violations, []);
+      assert.ok(
+        r.jobs.every((j) => j.status === 'done'),
+        'every job finishes',
+      );
+      assert.equal(placed.size, w.jobs.length);
+    }
+    assert.ok(quotaReached, 'the quota was binding at some point');
+  });
+});
