@@ -330,6 +330,21 @@ describe('schedule(): preemption', () => {
     assert.deepEqual(schedule(after, kueueLikePolicy, T0).preempt, []);
   });
 
+  it('lets a job past the aging bound preempt a job of a tenant with a larger share', () => {
+    const s = snapshot({
+      nodes: [node('n1', 2)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [running('b0', 'b', 'n1', [0]), running('b1', 'b', 'n1', [1])],
+      queued: [queued('old', 'a', { queuedAt: T0 - 2 * 3600_000 })],
+    });
+    // b is not borrowing (a wants nothing yet counts as demand 1 of 2: b's entitlement 0.5 < 1), so
+    // reclaim applies; with both at entitlement only aging may still make room.
+    const d = schedule(s, kueueLikePolicy, T0);
+    assert.equal(d.preempt.length, 1);
+    assert.ok(['reclaim', 'aging'].includes(d.preempt[0]!.reason));
+    assert.equal(d.preempt[0]!.forJobId, 'old');
+  });
+
   it('does not preempt again while earlier victims are still leaving', () => {
     const s = snapshot({
       nodes: [node('n1', 1)],
