@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervisor = new JobSupervisor(client, logger, {
     nodeId,
-    storage: storageConfigFromEnv(process.env, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
+    storage: storageConfigFromEnv(config, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import request from 'supertest';
-import { loadConfig, type Config } from '../../common/config.js';
+import { loadConfig, type Config } from '../../api/config.js';
 import { createLogger } from '../../common/logger.js';
 import { startApi, type RunningApi } from '../../api/server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
