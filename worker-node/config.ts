@@ -17,6 +17,8 @@ const envSchema = baseConfigSchema.extend(storageConfigShape).extend({
   TIMESHARE_ASSIGNMENT_POLL_MS: z.coerce.number().int().min(100).default(2000),
   TIMESHARE_LEASE_MS: z.coerce.number().int().min(500).default(10_000),
   TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
+  TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
 });
 
 const flagsSchema = z.object({

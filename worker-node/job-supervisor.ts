@@ -11,6 +11,7 @@ import type { Logger } from '../common/logger.js';
 import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment, ControlPlaneClient } from './control-plane-client.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+import type { ReportOutbox } from './report-outbox.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runningFromSource = import.meta.url.endsWith('.ts');
@@ -57,6 +58,8 @@ export class JobSupervisor {
 
   constructor(
     private readonly client: ControlPlaneClient,
+    /** Checkpoint records and outcomes: they survive an unreachable API (report-outbox.ts). */
+    private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
   ) {}
@@ -127,12 +130,19 @@ export class JobSupervisor {
           break;
         case 'checkpoint': {
           const { t: _t, ...body } = m;
-          relay(() => this.client.jobCheckpoint(nodeId, a.jobId, body));
+          relay(() => this.outbox.put({ kind: 'checkpoint', nodeId, jobId: a.jobId, body }));
           break;
         }
         case 'finished':
           r.ended = true;
-          relay(() => this.client.jobFinished(nodeId, a.jobId, m.outcome, m.error));
+          relay(() =>
+            this.outbox.put({
+              kind: 'finish',
+              nodeId,
+              jobId: a.jobId,
+              body: { outcome: m.outcome, error: m.error },
+            }),
+          );
           this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
           break;
         case 'occupancy':
@@ -149,7 +159,14 @@ export class JobSupervisor {
         if (!r.ended) {
           const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
           this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
-          relay(() => this.client.jobFinished(nodeId, a.jobId, 'crashed', error.slice(0, 4000)));
+          relay(() =>
+            this.outbox.put({
+              kind: 'finish',
+              nodeId,
+              jobId: a.jobId,
+              body: { outcome: 'crashed', error: error.slice(0, 4000) },
+            }),
+          );
         }
         this.occupy(a.jobId, [...this.occupied.keys()], 0);
         void r.relay.then(() => {

@@ -15,8 +15,22 @@ import { findPostgres, findRedis, type Service } from './services.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dataDir = path.join(root, '.data');
 const log = (m: string) => console.log(`[start] ${m}`);
-const children: ChildProcess[] = [];
 const services: Service[] = [];
+
+/** One supervised child: started again when it dies while the launcher is not stopping. */
+interface Supervised {
+  name: string;
+  spawn: () => ChildProcess;
+  child: ChildProcess;
+  restarts: number;
+}
+const children: Supervised[] = [];
+const watchParent = path.join(root, 'infra/local/parent-watch.ts');
+
+/** Restart delays double from 1 s up to 30 s; a child that ran a minute starts over at 1 s. */
+const RESTART_FIRST_MS = Number(process.env.TIMESHARE_RESTART_BACKOFF_MS ?? 1000);
+const RESTART_MAX_MS = 30_000;
+const HEALTHY_AFTER_MS = 60_000;
 
 function run(
   name: string,
@@ -24,15 +38,43 @@ function run(
   env: NodeJS.ProcessEnv,
   args: string[] = [],
   nodeFlags: string[] = [],
-): ChildProcess {
-  // Each child in its own process group: Ctrl-C in the terminal signals only this process, which
-  // then stops the children in order (stop below) instead of all at once.
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, entry), ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+): Supervised {
+  const spawnChild = () => {
+    // Each child in its own process group: Ctrl-C in the terminal signals only this process, which
+    // then stops the children in order (stop below) instead of all at once. The parent watch stops
+    // a child whose launcher died without stopping it.
+    const child = spawn(
+      process.execPath,
+      [...nodeFlags, '--import', 'tsx', '--import', watchParent, path.join(root, entry), ...args],
+      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    pipeOutput(name, child);
+    log(`${name} started (pid ${child.pid})`);
+    return child;
+  };
+  const s: Supervised = { name, spawn: spawnChild, child: spawnChild(), restarts: 0 };
+  supervise(s);
+  children.push(s);
+  return s;
+}
+
+function supervise(s: Supervised): void {
+  const startedAt = Date.now();
+  s.child.once('exit', (code, signal) => {
+    if (stopping) return;
+    if (Date.now() - startedAt > HEALTHY_AFTER_MS) s.restarts = 0;
+    const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** s.restarts);
+    s.restarts++;
+    log(`${s.name} exited (${signal ?? code}); restarting it in ${delay} ms`);
+    setTimeout(() => {
+      if (stopping) return;
+      s.child = s.spawn();
+      supervise(s);
+    }, delay);
   });
+}
+
+function pipeOutput(name: string, child: ChildProcess): void {
   const prefix = `[${name}] `;
   for (const stream of [child.stdout!, child.stderr!]) {
     let buf = '';
@@ -45,14 +87,6 @@ function run(
       }
     });
   }
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      log(`${name} exited (${signal ?? code}); stopping everything`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
 }
 
 const levels: Record<number, string> = {
@@ -99,7 +133,7 @@ async function stop(code: number): Promise<void> {
   // In reverse order of start: the worker drains first (its jobs checkpoint and are handed back
   // through the API), then the scheduler, then the API. Stopped together, the worker's hand-backs
   // found the API gone and it hung retrying them.
-  for (const child of [...children].reverse()) await terminate(child);
+  for (const s of [...children].reverse()) await terminate(s.child);
   for (const s of services) await s.stop();
   process.exit(code);
 }
@@ -139,6 +173,7 @@ async function main(): Promise<void> {
     TIMESHARE_ADMIN_KEY: process.env.TIMESHARE_ADMIN_KEY ?? `tsa_${randomBytes(24).toString('base64url')}`,
     TIMESHARE_JWT_SECRET: process.env.TIMESHARE_JWT_SECRET ?? randomBytes(32).toString('hex'),
     TIMESHARE_STORAGE_ROOT: process.env.TIMESHARE_STORAGE_ROOT ?? path.join(dataDir, 'checkpoints'),
+    TIMESHARE_OUTBOX_DIR: process.env.TIMESHARE_OUTBOX_DIR ?? path.join(dataDir, 'outbox'),
   };
 
   run('api', 'api/main.ts', env, [], apiNodeFlags);

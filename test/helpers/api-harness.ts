@@ -4,6 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../api/config.js';
 import { createLogger } from '../../common/logger.js';
@@ -41,7 +43,7 @@ export function testEnv(
     TIMESHARE_REDIS_PREFIX: prefix,
     TIMESHARE_ADMIN_KEY: `admin-${randomBytes(16).toString('hex')}`,
     TIMESHARE_JWT_SECRET: randomBytes(32).toString('hex'),
-    TIMESHARE_STORAGE_ROOT: `/tmp/timeshare-test-storage-${prefix}`,
+    TIMESHARE_STORAGE_ROOT: path.join(os.tmpdir(), `timeshare-test-storage-${prefix}`),
     TIMESHARE_RECONCILE_INTERVAL_MS: '0',
     HOST: '127.0.0.1',
     PORT: '0',
