@@ -119,7 +119,8 @@ export class ControlPlaneClient {
     outcome: NodeOutcome,
     error: string | null,
   ): Promise<boolean> {
-    const body: JobFinish = { outcome, error };
+    // A crashed process's stderr may hold anything; the protocol's text fields refuse NUL.
+    const body: JobFinish = { outcome, error: error === null ? null : error.replaceAll('\u0000', '\ufffd') };
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { apiNodeFlags } from '../../api/node-flags.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyMigrations } from '../../prisma/tools/schema-engine.js';
@@ -150,6 +151,28 @@ async function waitForApi(url: string): Promise<void> {
   throw new Error('the API did not become ready within 30 s');
 }
 
+/**
+ * A fresh node key for this session's worker. A node stays bound to the key that registered it, so
+ * the node this machine registered in an earlier session (under that session's key) is released
+ * first, as an admin would release a machine whose key was replaced.
+ */
+async function localNodeKey(url: string, adminKey: string, nodeName: string): Promise<string> {
+  const admin = { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' };
+  const call = async <T>(route: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${url}${route}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: admin,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${route} → ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const { data } = await call<{ data: { id: string; name: string }[] }>('/v1/nodes');
+  const earlier = data.find((n) => n.name === nodeName);
+  if (earlier) await call(`/v1/nodes/${earlier.id}/release`, {});
+  return (await call<{ apiKey: string }>('/v1/node-keys', { name: 'local-worker' })).apiKey;
+}
+
 async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const postgres = await findPostgres(dataDir, log);
@@ -178,11 +201,8 @@ async function main(): Promise<void> {
 
   run('api', 'api/main.ts', env, [], apiNodeFlags);
   await waitForApi(url);
-  const nodeKey = await fetch(`${url}/v1/node-keys`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${env.TIMESHARE_ADMIN_KEY}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'local-worker' }),
-  }).then((r) => r.json() as Promise<{ apiKey: string }>);
+  const nodeName = process.env.TIMESHARE_NODE_NAME ?? os.hostname();
+  const nodeKey = await localNodeKey(url, env.TIMESHARE_ADMIN_KEY!, nodeName);
   // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within
   // TIMESHARE_LEADER_LEASE_MS if the leader dies.
   run('scheduler-a', 'scheduler/main.ts', env);
@@ -190,7 +210,7 @@ async function main(): Promise<void> {
   run(
     'worker',
     'worker-node/main.ts',
-    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey.apiKey },
+    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey, TIMESHARE_NODE_NAME: nodeName },
     ['--virtual-devices', process.env.TIMESHARE_VIRTUAL_DEVICES ?? '2'],
   );
 
