@@ -1,6 +1,6 @@
 /**
  * Runs each assigned job in its own child process and relays what it reports to the control plane,
- * in order, one job at a time each. A child that exits without saying how its run ended crashed:
+ * in order, through the node's outbox (report-outbox.ts). A child that exits without saying how its run ended crashed:
  * that is reported with the exit status and the end of its stderr, and the control plane retries
  * the job (resuming from its last checkpoint) until its attempts run out.
  */
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../common/logger.js';
 import type { StorageConfig } from '../common/storage/index.js';
-import type { Assignment, ControlPlaneClient } from './control-plane-client.js';
+import type { Assignment } from './control-plane-client.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import type { ReportOutbox } from './report-outbox.js';
 
@@ -57,8 +57,7 @@ export class JobSupervisor {
   }
 
   constructor(
-    private readonly client: ControlPlaneClient,
-    /** Checkpoint records and outcomes: they survive an unreachable API (report-outbox.ts). */
+    /** Every report goes through it, so none is lost while the API is unreachable (report-outbox.ts). */
     private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
@@ -117,14 +116,22 @@ export class JobSupervisor {
     child.on('message', (m: RunnerToDaemon) => {
       switch (m.t) {
         case 'started':
-          relay(() => this.client.jobStarted(nodeId, a.jobId, m.resumedFromStep));
+          relay(() =>
+            this.outbox.put({
+              kind: 'start',
+              nodeId,
+              jobId: a.jobId,
+              body: { resumedFromStep: m.resumedFromStep },
+            }),
+          );
           break;
         case 'report':
           relay(() =>
-            this.client.jobReport(nodeId, a.jobId, {
-              metrics: m.metrics,
-              profiles: m.profiles,
-              deviceSeconds: m.deviceSeconds,
+            this.outbox.put({
+              kind: 'report',
+              nodeId,
+              jobId: a.jobId,
+              body: { metrics: m.metrics, profiles: m.profiles, deviceSeconds: m.deviceSeconds },
             }),
           );
           break;

@@ -30,10 +30,18 @@ const devices: DeviceReport[] =
 
 const outbox = new ReportOutbox({
   dir: path.resolve(config.TIMESHARE_OUTBOX_DIR ?? path.join('.data', 'outbox', config.TIMESHARE_NODE_NAME)),
-  send: (r) =>
-    r.kind === 'checkpoint'
-      ? client.jobCheckpoint(r.nodeId, r.jobId, r.body)
-      : client.jobFinished(r.nodeId, r.jobId, r.body.outcome, r.body.error),
+  send: (r) => {
+    switch (r.kind) {
+      case 'start':
+        return client.jobStarted(r.nodeId, r.jobId, r.body.resumedFromStep);
+      case 'report':
+        return client.jobReport(r.nodeId, r.jobId, r.body);
+      case 'checkpoint':
+        return client.jobCheckpoint(r.nodeId, r.jobId, r.body);
+      case 'finish':
+        return client.jobFinished(r.nodeId, r.jobId, r.body.outcome, r.body.error);
+    }
+  },
   isFinal: (err) => err instanceof ControlPlaneError && err.status < 500,
   logger,
 });
@@ -52,7 +60,7 @@ async function main(): Promise<void> {
     devices,
   });
   logger.info({ nodeId, devices: devices.length }, 'node registered');
-  const supervisor = new JobSupervisor(client, outbox, logger, {
+  const supervisor = new JobSupervisor(outbox, logger, {
     nodeId,
     storage: storageConfigFromEnv(config, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
     redisUrl: config.REDIS_URL,

@@ -1,7 +1,9 @@
 /**
- * The reports a node must not lose — checkpoint records and how a job's run ended — go through a
- * small outbox on local disk: each is written (fsynced, renamed into place) before it is sent, and
- * deleted only once the control plane answered. While the API is unreachable they wait, in order,
+ * Every report a node makes about its jobs goes through a small outbox on local disk, in order:
+ * each is written (renamed into place; checkpoint records and outcomes fsynced first, as they
+ * must not be lost) before it is sent, and deleted only once the control plane answered. One queue
+ * keeps the order the API needs (start, reports, checkpoints, outcome) and a report never waits
+ * behind another's retries in memory. While the API is unreachable they wait, in order,
  * retried with backoff for as long as it takes; a daemon that stops with reports still pending
  * leaves them on disk and the next daemon sends them before it registers (registering requeues the
  * node's jobs, after which their reports would be refused). An answer that is final (4xx: the
@@ -10,9 +12,11 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
-import type { CheckpointReport, JobFinish } from '../common/node-protocol/index.js';
+import type { CheckpointReport, JobFinish, JobReport } from '../common/node-protocol/index.js';
 
 export type OutboxReport =
+  | { kind: 'start'; nodeId: string; jobId: string; body: { resumedFromStep: number | null } }
+  | { kind: 'report'; nodeId: string; jobId: string; body: JobReport }
   | { kind: 'checkpoint'; nodeId: string; jobId: string; body: CheckpointReport }
   | { kind: 'finish'; nodeId: string; jobId: string; body: JobFinish };
 
@@ -74,7 +78,8 @@ export class ReportOutbox {
     const fh = await fs.open(tmp, 'w');
     try {
       await fh.writeFile(JSON.stringify(report));
-      await fh.sync();
+      // Metrics and profiles may be lost with the machine; checkpoint records and outcomes may not.
+      if (report.kind !== 'report') await fh.sync();
     } finally {
       await fh.close();
     }

@@ -62,7 +62,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
   const admin = (r: request.Test) => r.set('Authorization', `Bearer ${adminKey}`);
   let tenantCount = 0;
 
-  return {
+  const harness: Harness = {
     api,
     config,
     db,
@@ -86,10 +86,12 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
       };
     },
     async close() {
-      await api.stop();
+      // The API a test restarted in its place, if it did (see test/e2e/api-outage.test.ts).
+      await harness.api.stop();
       await db.drop();
       await deleteKeys(prefix);
       await rm(config.TIMESHARE_STORAGE_ROOT, { recursive: true, force: true });
     },
   };
+  return harness;
 }

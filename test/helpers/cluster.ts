@@ -19,6 +19,8 @@ export interface Cluster {
     devices: number,
     extra?: { deviceMemory?: number; threads?: number },
   ): Promise<Proc>;
+  /** Where worker `name` keeps the reports the API could not take yet (worker-node/report-outbox.ts). */
+  outboxOf(name: string): string;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startCluster(
       }
       throw new Error(`worker ${name} did not register:\n${w.output()}`);
     },
+    outboxOf: (name) => path.join(outboxes, name),
     async close() {
       await Promise.all([...workers.values()].map((w) => w.kill('SIGKILL')));
       await scheduler.kill('SIGTERM');
