@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Config } from '../common/config.js';
+import type { Config } from './config.js';
 import type { Database } from '../common/db.js';
 import type { Logger } from '../common/logger.js';
 import type { RedisNames } from '../common/queues.js';

@@ -1,6 +1,6 @@
 /** Entry point of the API process: `node dist/api/main.js` (or `tsx api/main.ts`). */
 import cluster from 'node:cluster';
-import { loadConfig } from '../common/config.js';
+import { loadConfig } from './config.js';
 import { createLogger } from '../common/logger.js';
 import { runPrimary } from './cluster.js';
 import { startApi } from './server.js';

@@ -4,7 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import type { Config } from '../common/config.js';
+import type { Config } from './config.js';
 import { connectDatabase } from '../common/db.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';

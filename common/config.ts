@@ -1,6 +1,8 @@
 /**
  * Configuration of every process, read from the environment once, validated, then frozen. A bad
  * value stops the process at start with the variable's name, never later with a confusing error.
+ * Each process extends the base schema below with the parts it uses (database, storage) and its
+ * own variables, so a variable shared by several processes is declared, defaulted and checked once.
  */
 import { z } from 'zod';
 
@@ -8,15 +10,22 @@ export const logLevelSchema = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
 
-const schema = z.object({
-  HOST: z.string().default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
+/** What every process reads. */
+export const baseConfigSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
-  TIMESHARE_ADMIN_KEY: z.string().min(16, 'TIMESHARE_ADMIN_KEY must be at least 16 characters'),
-  TIMESHARE_JWT_SECRET: z.string().min(32, 'TIMESHARE_JWT_SECRET must be at least 32 characters'),
-  TIMESHARE_JWT_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
+  LOG_LEVEL: logLevelSchema,
+  /** Test-only fault injection (api: `crash_after_commit`; scheduler: `crash_in_round`). */
+  TIMESHARE_FAULT: z.string().optional(),
+});
+
+/** The processes that talk to PostgreSQL (API, scheduler). */
+export const databaseConfigShape = {
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
+};
+
+/** The processes that read or write checkpoints (API, workers); see common/storage. */
+export const storageConfigShape = {
   TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
   /** Set to keep checkpoints in an S3-compatible bucket instead of TIMESHARE_STORAGE_ROOT. */
   TIMESHARE_S3_BUCKET: z.string().optional(),
@@ -24,19 +33,7 @@ const schema = z.object({
   TIMESHARE_S3_REGION: z.string().optional(),
   TIMESHARE_S3_PREFIX: z.string().optional(),
   TIMESHARE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).optional(),
-  TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
-  /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
-  TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
-  TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
-  /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
-  TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
-  TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
-  LOG_LEVEL: logLevelSchema,
-  /** Test-only fault injection, e.g. `crash_after_commit`. Never set in production. */
-  TIMESHARE_FAULT: z.string().optional(),
-});
-
-export type Config = Readonly<z.output<typeof schema>>;
+};
 
 /** Validates a process's environment against its schema; every problem is named in one error. */
 export function parseConfig<S extends z.ZodType>(s: S, input: unknown): Readonly<z.output<S>> {
@@ -46,8 +43,4 @@ export function parseConfig<S extends z.ZodType>(s: S, input: unknown): Readonly
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
   }
   return Object.freeze(parsed.data);
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return parseConfig(schema, env);
 }

@@ -119,3 +119,29 @@ export const LockErrorCode = {
   AcquireAborted: 'LOCK_ACQUIRE_ABORTED',
 } as const satisfies Record<string, keyof typeof lockErrorCatalogue>;
 export type LockErrorCode = keyof typeof lockErrorCatalogue;
+
+/**
+ * Engine error codes (native/): raised by the C++ engine (as string codes in native/src) and by its
+ * TypeScript facade, carried by `EngineError.code`. Never sent over HTTP as such; a job that fails
+ * with one reports it in its error. Stable: callers branch on them. A test checks that the C++
+ * sources raise only these codes (native/test/error-codes.test.ts).
+ */
+export const engineErrorCatalogue = {
+  INVALID_ARGUMENT:
+    "Wrong type or range of an option, rollouts not of generate()'s shape, a bad shm name, or gradient-accumulation misuse.",
+  BUDGET_EXCEEDED:
+    'An arena allocation would exceed device.memoryBytes (`needed` and `available` carry bytes).',
+  NOT_ONLOADED: 'A compute call while the engine state is offloaded.',
+  STALE_FENCING_TOKEN: 'onload(token) with a token older than the last seen.',
+  CORRUPT_CHECKPOINT:
+    'Truncated or garbled safetensors, missing tensors, shape mismatch, bad checkpoint.json.',
+  NON_FINITE: 'NaN or Inf in gradients, loss, log-probs or rollouts (the update is skipped).',
+  ENGINE_BUSY: 'A second native call on an instance while one runs (the facade queues instead).',
+  ENGINE_CLOSED: 'A call after close().',
+  WEIGHT_SYNC_FAILED: 'The shared-memory weight segment is missing or unreadable.',
+  WEIGHT_SYNC_MISMATCH: 'The shared-memory weights were published by a different model configuration.',
+  BLAS_UNAVAILABLE: "gemm: 'blas' or a BLAS benchmark on a build without OpenBLAS.",
+  IO_ERROR: 'A checkpoint directory or file cannot be written.',
+  INTERNAL: 'Anything else (a bug).',
+} as const;
+export type EngineErrorCode = keyof typeof engineErrorCatalogue;

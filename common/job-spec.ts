@@ -5,11 +5,10 @@
  */
 import { z } from './zod.js';
 import { priorityLevels } from './job-status.js';
+import { algorithms, modelPresets, taskNames } from './engine-vocabulary.js';
 
-export const taskNames = ['addition', 'reversal', 'sorting'] as const;
-export const algorithms = ['grpo', 'ppo', 'reinforce_is'] as const;
+export { algorithms, modelPresets, taskNames };
 export const placementModes = ['auto', 'temporal', 'spatial', 'hybrid'] as const;
-export const modelPresets = ['micro', 'tiny', 'small'] as const;
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 

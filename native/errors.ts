@@ -1,21 +1,9 @@
-// One error class for everything the engine reports, with a stable code (see README "Error codes").
-export const ENGINE_ERROR_CODES = [
-  'INVALID_ARGUMENT',
-  'BUDGET_EXCEEDED',
-  'NOT_ONLOADED',
-  'STALE_FENCING_TOKEN',
-  'CORRUPT_CHECKPOINT',
-  'NON_FINITE',
-  'ENGINE_BUSY',
-  'ENGINE_CLOSED',
-  'WEIGHT_SYNC_FAILED',
-  'WEIGHT_SYNC_MISMATCH',
-  'BLAS_UNAVAILABLE',
-  'IO_ERROR',
-  'INTERNAL',
-] as const;
+// One error class for everything the engine reports, with a stable code. The codes live in the one
+// catalogue of the repository (common/errors.ts `engineErrorCatalogue`; see README "Error codes").
+import { engineErrorCatalogue, type EngineErrorCode } from '../common/errors.js';
 
-export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
+export type { EngineErrorCode };
+export const ENGINE_ERROR_CODES = Object.keys(engineErrorCatalogue) as readonly EngineErrorCode[];
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -1,6 +1,7 @@
 // What callers pass -> defaults filled -> checked and compiled into the native shapes (the Temporal
 // worker-options pattern). Every failure is an EngineError INVALID_ARGUMENT naming the field.
 import { invalid } from './errors.js';
+import { algorithms, modelPresets, taskNames } from '../common/engine-vocabulary.js';
 import type {
   NativeCreateOptions,
   NativeGenerateOptions,
@@ -139,7 +140,7 @@ export function compileCreate(o: unknown): NativeCreateOptions {
   oneOf('device.kind', device.kind, 'cpu', ['cpu'] as const);
   const model = obj('model', top.model);
   const task = obj('task', top.task, false);
-  const name = oneOf('task.name', task.name, 'addition', ['addition', 'reversal', 'sorting'] as const);
+  const name = oneOf('task.name', task.name, 'addition', taskNames);
   const minLength = int('task.minLength', task.minLength, 3, 1, 64);
   const maxLength = int('task.maxLength', task.maxLength, 6, 1, 64);
   if (maxLength < minLength) throw invalid('task.maxLength must be >= task.minLength');
@@ -151,9 +152,7 @@ export function compileCreate(o: unknown): NativeCreateOptions {
     threads: int('device.threads', device.threads, 2, 1, 256),
     memoryBytes: int('device.memoryBytes', device.memoryBytes, 2 ** 30, 1024, 2 ** 50),
     gemm: oneOf('device.gemm', device.gemm, 'own', ['own', 'blas'] as const),
-    preset: usesPreset
-      ? oneOf('model.preset', model.preset, 'tiny', ['micro', 'tiny', 'small'] as const)
-      : '',
+    preset: usesPreset ? oneOf('model.preset', model.preset, 'tiny', modelPresets) : '',
     model: {
       context: int('model.context', model.context, 32, 2, 4096),
       dModel,
@@ -193,7 +192,7 @@ export function compileTrain(o: unknown): NativeTrainOptions {
   const t = obj('options', o);
   const [beta1, beta2] = betas('betas', t.betas);
   return {
-    algorithm: oneOf('algorithm', t.algorithm, 'grpo', ['grpo', 'ppo', 'reinforce_is'] as const),
+    algorithm: oneOf('algorithm', t.algorithm, 'grpo', algorithms),
     lr: num('lr', t.lr, 3e-4, 0, 10),
     beta1,
     beta2,

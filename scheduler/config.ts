@@ -1,12 +1,9 @@
 import { z } from 'zod';
-import { logLevelSchema, parseConfig } from '../common/config.js';
+import { baseConfigSchema, databaseConfigShape, parseConfig } from '../common/config.js';
 import { defaultPolicy } from './core/policy.js';
 import type { Policy } from './core/types.js';
 
-const schema = z.object({
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
-  TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
+const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce.number().int().min(1).max(64).default(2),
   TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
   /** A round runs at least this often (and at once when woken by a submission or a change). */
@@ -20,9 +17,6 @@ const schema = z.object({
   TIMESHARE_MAX_GROUP_LOAD: z.coerce.number().min(0.1).max(16).default(defaultPolicy.maxGroupLoad),
   TIMESHARE_MAX_SWITCH_FRACTION: z.coerce.number().min(0).max(1).default(defaultPolicy.maxSwitchFraction),
   TIMESHARE_PREEMPTION: z.enum(['on', 'off']).default('on'),
-  LOG_LEVEL: logLevelSchema,
-  /** Test-only fault injection: `crash_in_round` SIGKILLs the leader between deciding and committing. */
-  TIMESHARE_FAULT: z.string().optional(),
 });
 
 export type SchedulerConfig = Readonly<z.output<typeof schema>>;

@@ -1,7 +1,8 @@
 // `npm test`: type-check, lint, then every *.test.ts under the source folders on Node's own test
 // runner (through tsx). Test files run one at a time: integration tests share the machine's two
 // cores with the PostgreSQL and Redis they talk to, and each file isolates its own database/prefix.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,11 +49,30 @@ if (!filter.length) {
   step('lint', bin('eslint'), ['--max-warnings=0', '.']);
   step('format', bin('prettier'), ['--check', '.']);
 }
-step('tests', process.execPath, [
-  '--import',
-  'tsx',
-  '--test',
-  '--test-concurrency=1',
-  '--test-reporter=spec',
-  ...selected.map((f) => path.relative(root, f)),
-]);
+// One test process per file, each with a temporary folder of its own (TMPDIR, which os.tmpdir()
+// and every child process it starts follow): whatever the file leaves there it created and did not
+// delete, and that fails the run. tsx's compile cache is shared through a link, not counted.
+console.log('\n== tests');
+const sharedTmp = os.tmpdir();
+const tsxCache = `tsx-${os.userInfo().uid}`;
+const failed = [];
+for (const file of selected) {
+  const rel = path.relative(root, file);
+  const tmp = mkdtempSync(path.join(sharedTmp, 'timeshare-run-'));
+  if (!existsSync(path.join(sharedTmp, tsxCache))) mkdirSync(path.join(sharedTmp, tsxCache));
+  symlinkSync(path.join(sharedTmp, tsxCache), path.join(tmp, tsxCache));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', rel], {
+    stdio: 'inherit',
+    cwd: root,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  const left = readdirSync(tmp).filter((n) => n !== tsxCache);
+  rmSync(tmp, { recursive: true, force: true });
+  if (r.status !== 0) failed.push(`${rel} (${r.status ?? r.signal})`);
+  if (left.length) failed.push(`${rel} left temporary files behind: ${left.join(', ')}`);
+}
+if (failed.length) {
+  console.error(`\ntests failed:\n  ${failed.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`\nall ${selected.length} test files passed`);

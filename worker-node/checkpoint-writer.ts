@@ -9,10 +9,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Engine } from '../native/index.js';
 import type { CheckpointReport } from '../common/jobs/reports.js';
-import type { CheckpointStore } from '../common/storage/index.js';
-
-export const checkpointDirKey = (jobId: string, step: number) =>
-  `jobs/${jobId}/step-${String(step).padStart(8, '0')}`;
+import { checkpointDirKey, checkpointModelKey, type CheckpointStore } from '../common/storage/index.js';
 
 export async function sha256File(file: string): Promise<string> {
   const h = createHash('sha256');
@@ -25,7 +22,7 @@ export async function writeCheckpoint(
   store: CheckpointStore,
   jobId: string,
   step: number,
-  meta: Record<string, unknown>,
+  meta: CheckpointReport['meta'],
 ): Promise<CheckpointReport> {
   const dirKey = checkpointDirKey(jobId, step);
   const scratch = await store.scratchDir(dirKey);
@@ -41,5 +38,5 @@ export async function writeCheckpoint(
     throw err;
   }
   await store.putDir(scratch, dirKey);
-  return { step, sizeBytes, sha256, storageKey: `${dirKey}/model.safetensors`, meta };
+  return { step, sizeBytes, sha256, storageKey: checkpointModelKey(jobId, step), meta };
 }

@@ -6,9 +6,9 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { logLevelSchema, parseConfig } from '../common/config.js';
+import { baseConfigSchema, parseConfig, storageConfigShape } from '../common/config.js';
 
-const envSchema = z.object({
+const envSchema = baseConfigSchema.extend(storageConfigShape).extend({
   TIMESHARE_API_URL: z.url().default('http://127.0.0.1:8080'),
   TIMESHARE_NODE_KEY: z.string().startsWith('tsn_', 'TIMESHARE_NODE_KEY must be a node key (tsn_…)'),
   TIMESHARE_NODE_NAME: z.string().min(1).max(128).default(os.hostname()),
@@ -17,10 +17,8 @@ const envSchema = z.object({
   TIMESHARE_ASSIGNMENT_POLL_MS: z.coerce.number().int().min(100).default(2000),
   TIMESHARE_LEASE_MS: z.coerce.number().int().min(500).default(10_000),
   TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
-  TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
-  LOG_LEVEL: logLevelSchema,
+  /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
+  TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
 });
 
 const flagsSchema = z.object({

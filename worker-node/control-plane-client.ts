@@ -8,6 +8,17 @@ import type {
 } from '../common/node-protocol/index.js';
 import type { CheckpointReport } from '../common/node-protocol/index.js';
 
+/** The control plane answered with an error status; 4xx answers are final. */
+export class ControlPlaneError extends Error {
+  override readonly name = 'ControlPlaneError';
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** An assignment as the node API sends it (common/node-protocol), with the spec typed. */
 export type Assignment = Omit<AssignmentWire, 'spec'> & { spec: JobSpec };
 
@@ -68,7 +79,8 @@ export class ControlPlaneClient {
         await new Promise((r) => setTimeout(r, delays[attempt]));
         continue;
       }
-      if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${await res.text()}`);
+      if (!res.ok)
+        throw new ControlPlaneError(res.status, `${method} ${path} → ${res.status}: ${await res.text()}`);
       return res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>);
     }
   }
@@ -107,7 +119,8 @@ export class ControlPlaneClient {
     outcome: NodeOutcome,
     error: string | null,
   ): Promise<boolean> {
-    const body: JobFinish = { outcome, error };
+    // A crashed process's stderr may hold anything; the protocol's text fields refuse NUL.
+    const body: JobFinish = { outcome, error: error === null ? null : error.replaceAll('\u0000', '\ufffd') };
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,

@@ -57,6 +57,21 @@ function deviceShare(placement: RunnerStart['placement'], devices: number) {
   };
 }
 
+/** The engine from a checkpoint; a remote one is fetched into a scratch folder that never outlives this. */
+async function resumedEngine(
+  store: ReturnType<typeof openCheckpointStore>,
+  dirKey: string,
+  device: CreateEngineOptions['device'],
+): Promise<Engine> {
+  const scratch =
+    store.kind === 'local' ? null : await fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-resume-'));
+  try {
+    return await Engine.fromCheckpoint(await store.fetchDir(dirKey, scratch ?? ''), device);
+  } finally {
+    if (scratch) await fs.rm(scratch, { recursive: true, force: true });
+  }
+}
+
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const opts = engineOptions(start.spec, start.placement);
   // Spatial: the learner and a generator each get their stage's devices from the placement.
@@ -64,12 +79,9 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const { stages } = start.placement;
   const learnerDevice = spatial ? deviceShare(start.placement, stages.train.length) : opts.device;
   const store = openCheckpointStore(start.storage);
-  const resumeScratch = start.resume ? await fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-resume-')) : null;
-  const resumeDir = start.resume ? await store.fetchDir(start.resume.dirKey, resumeScratch!) : null;
-  const engine = resumeDir
-    ? await Engine.fromCheckpoint(resumeDir, learnerDevice)
+  const engine = start.resume
+    ? await resumedEngine(store, start.resume.dirKey, learnerDevice)
     : createEngine({ ...opts, device: learnerDevice });
-  if (resumeScratch) await fs.rm(resumeScratch, { recursive: true, force: true });
   const generator = spatial
     ? createEngine({
         ...opts,

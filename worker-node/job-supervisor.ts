@@ -1,6 +1,6 @@
 /**
  * Runs each assigned job in its own child process and relays what it reports to the control plane,
- * in order, one job at a time each. A child that exits without saying how its run ended crashed:
+ * in order, through the node's outbox (report-outbox.ts). A child that exits without saying how its run ended crashed:
  * that is reported with the exit status and the end of its stderr, and the control plane retries
  * the job (resuming from its last checkpoint) until its attempts run out.
  */
@@ -9,8 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../common/logger.js';
 import type { StorageConfig } from '../common/storage/index.js';
-import type { Assignment, ControlPlaneClient } from './control-plane-client.js';
+import type { Assignment } from './control-plane-client.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+import type { ReportOutbox } from './report-outbox.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runningFromSource = import.meta.url.endsWith('.ts');
@@ -56,7 +57,8 @@ export class JobSupervisor {
   }
 
   constructor(
-    private readonly client: ControlPlaneClient,
+    /** Every report goes through it, so none is lost while the API is unreachable (report-outbox.ts). */
+    private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
   ) {}
@@ -114,25 +116,40 @@ export class JobSupervisor {
     child.on('message', (m: RunnerToDaemon) => {
       switch (m.t) {
         case 'started':
-          relay(() => this.client.jobStarted(nodeId, a.jobId, m.resumedFromStep));
+          relay(() =>
+            this.outbox.put({
+              kind: 'start',
+              nodeId,
+              jobId: a.jobId,
+              body: { resumedFromStep: m.resumedFromStep },
+            }),
+          );
           break;
         case 'report':
           relay(() =>
-            this.client.jobReport(nodeId, a.jobId, {
-              metrics: m.metrics,
-              profiles: m.profiles,
-              deviceSeconds: m.deviceSeconds,
+            this.outbox.put({
+              kind: 'report',
+              nodeId,
+              jobId: a.jobId,
+              body: { metrics: m.metrics, profiles: m.profiles, deviceSeconds: m.deviceSeconds },
             }),
           );
           break;
         case 'checkpoint': {
           const { t: _t, ...body } = m;
-          relay(() => this.client.jobCheckpoint(nodeId, a.jobId, body));
+          relay(() => this.outbox.put({ kind: 'checkpoint', nodeId, jobId: a.jobId, body }));
           break;
         }
         case 'finished':
           r.ended = true;
-          relay(() => this.client.jobFinished(nodeId, a.jobId, m.outcome, m.error));
+          relay(() =>
+            this.outbox.put({
+              kind: 'finish',
+              nodeId,
+              jobId: a.jobId,
+              body: { outcome: m.outcome, error: m.error },
+            }),
+          );
           this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
           break;
         case 'occupancy':
@@ -149,7 +166,14 @@ export class JobSupervisor {
         if (!r.ended) {
           const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
           this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
-          relay(() => this.client.jobFinished(nodeId, a.jobId, 'crashed', error.slice(0, 4000)));
+          relay(() =>
+            this.outbox.put({
+              kind: 'finish',
+              nodeId,
+              jobId: a.jobId,
+              body: { outcome: 'crashed', error: error.slice(0, 4000) },
+            }),
+          );
         }
         this.occupy(a.jobId, [...this.occupied.keys()], 0);
         void r.relay.then(() => {

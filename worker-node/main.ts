@@ -13,7 +13,8 @@ import { redisNames, type RedisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
 import type { ControlMessage } from '../common/jobs/notify.js';
 import { loadWorkerConfig } from './config.js';
-import { ControlPlaneClient, type DeviceReport } from './control-plane-client.js';
+import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './control-plane-client.js';
+import { ReportOutbox } from './report-outbox.js';
 import { JobSupervisor } from './job-supervisor.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
@@ -27,7 +28,31 @@ const gpus = config.virtualDevices === null ? discoverGpus() : null;
 const devices: DeviceReport[] =
   gpus ?? virtualDevices(config.virtualDevices ?? 2, config.deviceMemory, config.threadsPerDevice);
 
+const outbox = new ReportOutbox({
+  dir: path.resolve(config.TIMESHARE_OUTBOX_DIR ?? path.join('.data', 'outbox', config.TIMESHARE_NODE_NAME)),
+  send: (r) => {
+    switch (r.kind) {
+      case 'start':
+        return client.jobStarted(r.nodeId, r.jobId, r.body.resumedFromStep);
+      case 'report':
+        return client.jobReport(r.nodeId, r.jobId, r.body);
+      case 'checkpoint':
+        return client.jobCheckpoint(r.nodeId, r.jobId, r.body);
+      case 'finish':
+        return client.jobFinished(r.nodeId, r.jobId, r.body.outcome, r.body.error);
+    }
+  },
+  isFinal: (err) => err instanceof ControlPlaneError && err.status < 500,
+  logger,
+});
+
 async function main(): Promise<void> {
+  // What an earlier daemon could not deliver goes first: registering requeues the node's jobs, and
+  // after that their checkpoint records and outcomes would be refused.
+  const left = await outbox.open();
+  if (left) logger.info({ reports: left }, 'sending reports an earlier run left in the outbox');
+  while ((await outbox.idle(60_000)) > 0)
+    logger.warn({ reports: outbox.pending }, 'outbox not delivered yet');
   const nodeId = await client.register({
     name: config.TIMESHARE_NODE_NAME,
     pool: config.TIMESHARE_POOL,
@@ -35,9 +60,9 @@ async function main(): Promise<void> {
     devices,
   });
   logger.info({ nodeId, devices: devices.length }, 'node registered');
-  const supervisor = new JobSupervisor(client, logger, {
+  const supervisor = new JobSupervisor(outbox, logger, {
     nodeId,
-    storage: storageConfigFromEnv(process.env, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
+    storage: storageConfigFromEnv(config, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
@@ -95,6 +120,10 @@ async function main(): Promise<void> {
       .drain(nodeId)
       .catch((err) => logger.warn({ err: String(err) }, 'could not mark the node draining'));
     await supervisor.drain(config.TIMESHARE_DRAIN_TIMEOUT_MS);
+    // The jobs' last checkpoints and outcomes; what the API cannot take now stays on disk.
+    const undelivered = await outbox.idle(10_000);
+    if (undelivered) logger.warn({ reports: undelivered }, 'reports left in the outbox for the next start');
+    outbox.close();
     clearInterval(heartbeatTimer);
     sub.disconnect();
     logger.info('worker-node stopped');

@@ -21,6 +21,7 @@ import type { CheckpointReport, MetricPoint, StageProfileReport } from '../commo
 import type { Outcome, RunnerStart } from './messages.js';
 import { MicroBatchPipe } from './micro-batch-pipe.js';
 import { WorkClock } from './work-clock.js';
+import { addStaleness, noStaleness, stalenessMetrics, stalenessOf } from './staleness.js';
 
 type StepStats = Omit<TrainStats, 'profile'>;
 
@@ -211,7 +212,8 @@ export class StageLoop {
         const seconds = profile.total.seconds;
         const value = await this.afterTrain(step, stats, [
           { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
-          { step, name: 'weight_version_lag', value: 0 },
+          // One call generates and trains on the same weights: every token is on-policy.
+          ...stalenessMetrics(step, noStaleness()),
         ]);
         return { value, profile: profile.total, tokens: stats.tokens, batch: w.promptsPerStep * w.groupSize };
       });
@@ -286,7 +288,7 @@ export class StageLoop {
     try {
       let stepStarted = performance.now();
       for (let step = this.completedStep + 1; step <= w.steps; step++) {
-        const acc = { seconds: 0, lag: 0, inflight: 0, overlap: 0 };
+        const acc = { seconds: 0, staleness: noStaleness(), inflight: 0, overlap: 0 };
         let result: { checkpoint: CheckpointReport | null; done: boolean } | null = null;
         for (let index = 0; index < microBatches; index++) {
           const mb = await pipe.take();
@@ -294,10 +296,12 @@ export class StageLoop {
           const rollouts = mb.value;
           const last = index === microBatches - 1;
           acc.seconds += rollouts.profile.seconds;
-          acc.lag = Math.max(acc.lag, rollouts.versionLag);
           acc.inflight += rollouts.inflightUpdates;
           result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
             const t0 = performance.now();
+            // The version this micro-batch is trained against (updates apply at the step's end).
+            const { weightVersion } = await this.d.engine.info();
+            acc.staleness = addStaleness(acc.staleness, stalenessOf(weightVersion, rollouts.versions));
             const micro = await this.d.engine.train({
               rollouts,
               algorithm: w.algorithm,
@@ -315,7 +319,7 @@ export class StageLoop {
             const now = performance.now();
             const value = await this.afterTrain(step, stats, [
               { step, name: 'tokens_per_second', value: acc.seconds > 0 ? stats.tokens / acc.seconds : 0 },
-              { step, name: 'weight_version_lag', value: acc.lag },
+              ...stalenessMetrics(step, acc.staleness),
               { step, name: 'inflight_updates', value: acc.inflight },
               { step, name: 'micro_batches', value: microBatches },
               { step, name: 'pipeline_overlap_seconds', value: acc.overlap / 1000 },

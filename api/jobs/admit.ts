@@ -13,8 +13,8 @@ import { priorityLevels } from '../../common/job-status.js';
 import type { JobSpec } from '../../common/job-spec.js';
 import { jobFromRow, type JobRecord } from './serialize.js';
 
-// The current period restarts at each calendar month (UTC): usage from an earlier month is ignored.
-const PERIOD_USED = `CASE WHEN period_start < date_trunc('month', now()) THEN 0 ELSE period_device_seconds END`;
+// Usage from an earlier period is ignored; the period's rule lives in SQL (usage_period_start()).
+const PERIOD_USED = `CASE WHEN period_start < usage_period_start() THEN 0 ELSE period_device_seconds END`;
 
 // The admission itself is the `admit_jobs` SQL function (its migrations explain it), shared with
 // group admission (admission-batcher.ts); a refusal comes back as a row of NULLs.

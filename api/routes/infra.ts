@@ -5,7 +5,7 @@
 import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
-import { notFound } from '../../common/errors.js';
+import { ApiError, notFound } from '../../common/errors.js';
 import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
@@ -135,23 +135,28 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {
     const body = parseOrThrow(registerNodeSchema, req.body);
+    const keyId = req.principal!.sub;
     const node = await prisma.$transaction(async (tx) => {
       // ON CONFLICT, not Prisma's upsert: two daemons registering at once must not race on the name.
       const [pool] = await tx.$queryRaw<{ id: string; name: string }[]>`
         INSERT INTO pools (name, device_type) VALUES (${body.pool}, ${body.deviceType})
         ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`;
       if (!pool) throw new Error('pool upsert returned nothing');
-      const n = await tx.node.upsert({
-        where: { name: body.name },
-        create: { name: body.name, poolId: pool.id, labels: body.labels, keyId: req.principal!.sub },
-        update: {
-          poolId: pool.id,
-          labels: body.labels,
-          status: 'ready',
-          lastHeartbeatAt: new Date(),
-          keyId: req.principal!.sub,
-        },
-      });
+      // A node belongs to the key that registered it: another key may take the name only after an
+      // admin released the node (key_id NULL). One statement, so two keys racing cannot both win.
+      const [n] = await tx.$queryRaw<{ id: string; name: string }[]>`
+        INSERT INTO nodes (name, pool_id, labels, key_id)
+        VALUES (${body.name}, ${pool.id}::uuid, ${JSON.stringify(body.labels)}::jsonb, ${keyId}::uuid)
+        ON CONFLICT (name) DO UPDATE SET pool_id = EXCLUDED.pool_id, labels = EXCLUDED.labels,
+          status = 'ready', last_heartbeat_at = now(), key_id = EXCLUDED.key_id
+          WHERE nodes.key_id IS NULL OR nodes.key_id = EXCLUDED.key_id
+        RETURNING id, name`;
+      if (!n)
+        throw new ApiError(
+          'conflict',
+          `node ${body.name} is registered with another node key; an admin can release it (POST /v1/nodes/{id}/release)`,
+          'name',
+        );
       await tx.device.deleteMany({
         where: { nodeId: n.id, index: { notIn: body.devices.map((d) => d.index) } },
       });
@@ -215,6 +220,32 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       });
     }
     res.status(204).end();
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/nodes/{id}/release',
+    summary: 'Unbind a node from the node key that registered it, so that another key may register it',
+    description:
+      'For a machine whose key was lost or replaced. The old key can no longer act for the node; ' +
+      'its jobs go back to the queue and the node is `lost` until a daemon registers it again.',
+    tags: ['nodes'],
+    request: { params: z.object({ id: z.uuid() }) },
+    responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), released: z.literal(true) })) },
+  });
+  r.post('/v1/nodes/:id/release', requireRole('admin'), async (req, res) => {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('node');
+    const [n] = await deps.db.pool
+      .query<{ id: string; name: string }>(
+        `UPDATE nodes SET key_id = NULL, status = 'lost' WHERE id = $1 RETURNING id, name`,
+        [id],
+      )
+      .then((q) => q.rows);
+    if (!n) throw notFound('node');
+    await requeueNodeJobs({ ...deps, pool: deps.db.pool }, n.id, 'node_lost', `node ${n.name} released`);
+    req.log.info({ nodeId: n.id }, 'node released');
+    res.json({ id: n.id, name: n.name, released: true });
   });
 
   registerRoute(registry, {

@@ -7,7 +7,8 @@
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
-import { notFound } from '../../common/errors.js';
+import { ApiError, notFound } from '../../common/errors.js';
+import { checkpointModelKey } from '../../common/storage/index.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
 import {
@@ -151,6 +152,14 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(checkpointBody, req.body);
+    // The key is the control plane's (job, step); a node that names any other place is refused
+    // rather than silently corrected, so a misbehaving node shows up in its error responses.
+    if (body.storageKey !== undefined && body.storageKey !== checkpointModelKey(jobId, body.step))
+      throw new ApiError(
+        'invalid_request',
+        `storageKey must be ${checkpointModelKey(jobId, body.step)} (the job's own checkpoint of that step)`,
+        'storageKey',
+      );
     const rec = await recordCheckpoint(pool, jobId, nodeId, body);
     if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
     res.json({ applied: rec !== null, checkpointId: rec?.id ?? null });

@@ -21,8 +21,8 @@ export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   r.get('/v1/usage', requireRole('tenant'), async (req, res) => {
     const tenantId = tenantOf(req);
     const { rows } = await deps.db.pool.query(
-      `SELECT q.*, date_trunc('month', now()) AS current_period,
-              CASE WHEN q.period_start < date_trunc('month', now()) THEN 0 ELSE q.period_device_seconds END AS used,
+      `SELECT q.*, usage_period_start() AS current_period,
+              CASE WHEN q.period_start < usage_period_start() THEN 0 ELSE q.period_device_seconds END AS used,
               (SELECT count(*)::int FROM jobs WHERE tenant_id = $1 AND status = 'queued') AS queued,
               (SELECT count(*)::int FROM jobs WHERE tenant_id = $1 AND status = 'running') AS running
          FROM quotas q WHERE q.tenant_id = $1`,

@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../node-protocol/index.js';
+import { checkpointModelKey } from '../storage/index.js';
 
 export type { CheckpointReport, MetricPoint, StageProfileReport };
 
@@ -62,32 +63,51 @@ export async function insertProfiles(
   );
 }
 
-/** Device-seconds: the ledger row, the job's total and the tenant's period counter, together. */
+/**
+ * Device-seconds: the ledger row, the job's total and the tenant's period counter, together. A node
+ * cannot charge a tenant more than the job's placement could have used: what is recorded is bounded
+ * by the wall time since the job was placed (or first started) × the devices it holds, less what
+ * was already recorded since then. The job row is locked so that concurrent reports share the bound.
+ * Returns the device-seconds recorded.
+ */
 export async function recordUsage(
   pool: pg.Pool,
   jobId: string,
   nodeId: string,
   deviceSeconds: number,
-): Promise<void> {
-  if (!(deviceSeconds > 0)) return;
-  await pool.query(
+): Promise<number> {
+  if (!(deviceSeconds > 0)) return 0;
+  const r = await pool.query(
     `WITH j AS (
-       UPDATE jobs SET device_seconds = device_seconds + $3 WHERE id = $1 AND node_id = $2 RETURNING tenant_id
+       SELECT id, tenant_id, coalesce(placed_at, started_at) AS since,
+              coalesce(jsonb_array_length(placement->'devices'), devices) AS held
+         FROM jobs WHERE id = $1 AND node_id = $2 FOR UPDATE
+     ), b AS (
+       SELECT j.id, j.tenant_id, GREATEST(0, LEAST($3::float8,
+                extract(epoch FROM now() - j.since) * j.held
+                - coalesce((SELECT sum(u.device_seconds) FROM usage_ledger u
+                             WHERE u.job_id = j.id AND u.created_at >= j.since), 0))) AS s
+         FROM j WHERE j.since IS NOT NULL
+     ), uj AS (
+       UPDATE jobs SET device_seconds = jobs.device_seconds + b.s FROM b WHERE jobs.id = b.id AND b.s > 0
      ), q AS (
        UPDATE quotas SET
-         period_device_seconds = CASE WHEN period_start < date_trunc('month', now()) THEN $3 ELSE period_device_seconds + $3 END,
-         period_start = date_trunc('month', now())
-         FROM j WHERE quotas.tenant_id = j.tenant_id
+         period_device_seconds = CASE WHEN period_start < usage_period_start() THEN b.s ELSE period_device_seconds + b.s END,
+         period_start = usage_period_start()
+         FROM b WHERE quotas.tenant_id = b.tenant_id AND b.s > 0
      )
      INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, period_start)
-     SELECT tenant_id, $1, $3, date_trunc('month', now()) FROM j`,
+     SELECT tenant_id, id, s, usage_period_start() FROM b WHERE s > 0
+     RETURNING device_seconds`,
     [jobId, nodeId, deviceSeconds],
   );
+  return Number(r.rows[0]?.device_seconds ?? 0);
 }
 
 /**
  * The record is written after the file is durable (the worker renamed it into place), so a record
- * always points at a complete file. A resumed run that saves the same step again replaces it.
+ * always points at a complete file. A resumed run that saves the same step again replaces it. The
+ * key is the control plane's own (job and step), never one the node chose.
  */
 export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: string, c: CheckpointReport) {
   const r = await pool.query(
@@ -103,7 +123,7 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
        RETURNING id
      )
      SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids FROM c`,
-    [jobId, nodeId, c.step, c.sizeBytes, c.sha256, c.storageKey, JSON.stringify(c.meta)],
+    [jobId, nodeId, c.step, c.sizeBytes, c.sha256, checkpointModelKey(jobId, c.step), JSON.stringify(c.meta)],
   );
   const row = r.rows[0];
   return row

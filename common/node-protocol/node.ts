@@ -1,28 +1,24 @@
 /** A daemon's registration and heartbeats. */
 import { z } from '../zod.js';
 import { poolNameSchema } from '../job-spec.js';
-
-/** PostgreSQL text cannot hold NUL; refuse it at the edge rather than fail in the database. */
-const text = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+import { anyText, byteCount, text } from './fields.js';
 
 export const registerNodeSchema = z
   .strictObject({
     name: text(128),
     pool: poolNameSchema.default('default'),
     deviceType: text(64).default('cpu-virtual'),
-    labels: z.record(text(128), z.string().max(1024)).default({}),
+    labels: z
+      .record(text(128), anyText(1024))
+      .refine((l) => Object.keys(l).length <= 64, 'at most 64 labels')
+      .default({}),
     devices: z
       .array(
         z.strictObject({
           index: z.number().int().min(0).max(1023),
           kind: text(64),
-          memoryBytes: z.number().int().min(0),
-          freeMemoryBytes: z.number().int().min(0),
+          memoryBytes: byteCount(),
+          freeMemoryBytes: byteCount(),
           threads: z.number().int().min(1).max(1024).default(1),
         }),
       )
@@ -34,9 +30,9 @@ export type RegisterNode = z.input<typeof registerNodeSchema>;
 
 export const heartbeatSchema = z
   .strictObject({
-    devices: z.array(
-      z.strictObject({ index: z.number().int().min(0).max(1023), freeMemoryBytes: z.number().int().min(0) }),
-    ),
+    devices: z
+      .array(z.strictObject({ index: z.number().int().min(0).max(1023), freeMemoryBytes: byteCount() }))
+      .max(1024),
   })
   .openapi('Heartbeat');
 export type Heartbeat = z.output<typeof heartbeatSchema>;

@@ -4,8 +4,7 @@
  * types. Each number is bounded to what its column holds.
  */
 import { z } from '../zod.js';
-
-const INT4_MAX = 2_147_483_647;
+import { anyText, byteCount, int4, metaSchema, seconds, text } from './fields.js';
 
 /** How a job's run on a node ended. `preempted`, `drained` and `crashed` return it to the queue. */
 export const nodeOutcomes = ['succeeded', 'failed', 'preempted', 'crashed', 'drained'] as const;
@@ -17,26 +16,26 @@ export const isRequeueOutcome = (o: NodeOutcome): o is RequeueOutcome =>
   (requeueOutcomes as readonly string[]).includes(o);
 
 export const jobStartSchema = z
-  .strictObject({ resumedFromStep: z.number().int().min(0).max(INT4_MAX).nullable().default(null) })
+  .strictObject({ resumedFromStep: int4().nullable().default(null) })
   .openapi('JobStart');
 
 export const metricPointSchema = z.strictObject({
-  step: z.number().int().min(0).max(INT4_MAX),
-  name: z.string().min(1).max(128),
+  step: int4(),
+  name: text(128),
   value: z.number(),
 });
 export type MetricPoint = z.output<typeof metricPointSchema>;
 
 export const stageProfileSchema = z.strictObject({
-  stage: z.string().min(1).max(64),
-  step: z.number().int().min(0).max(INT4_MAX).nullable().default(null),
-  seconds: z.number().min(0),
-  tokens: z.number().int().min(0).max(INT4_MAX).default(0),
-  batch: z.number().int().min(0).max(INT4_MAX).default(0),
-  devices: z.number().int().min(1).max(INT4_MAX).default(1),
-  peakBytes: z.number().int().min(0).default(0),
-  onloadSeconds: z.number().min(0).default(0),
-  offloadSeconds: z.number().min(0).default(0),
+  stage: text(64),
+  step: int4().nullable().default(null),
+  seconds: seconds(),
+  tokens: int4().default(0),
+  batch: int4().default(0),
+  devices: int4(1).default(1),
+  peakBytes: byteCount().default(0),
+  onloadSeconds: seconds().default(0),
+  offloadSeconds: seconds().default(0),
 });
 export type StageProfileReport = z.output<typeof stageProfileSchema>;
 
@@ -44,22 +43,27 @@ export const jobReportSchema = z
   .strictObject({
     metrics: z.array(metricPointSchema).max(10_000).default([]),
     profiles: z.array(stageProfileSchema).max(1000).default([]),
-    deviceSeconds: z.number().min(0).default(0),
+    /**
+     * Device-seconds since the last report. The API records at most what the job's placement could
+     * have used: wall time since placement × devices held, less what was already recorded for it.
+     */
+    deviceSeconds: seconds().default(0),
   })
   .openapi('JobReport');
 export type JobReport = z.output<typeof jobReportSchema>;
 
 export const checkpointReportSchema = z
   .strictObject({
-    step: z.number().int().min(0).max(INT4_MAX),
-    sizeBytes: z.number().int().min(0),
+    step: int4(),
+    sizeBytes: byteCount(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    storageKey: z
-      .string()
-      .min(1)
-      .max(512)
-      .refine((k) => !k.split('/').includes('..') && !k.startsWith('/'), 'must stay inside the storage root'),
-    meta: z.record(z.string(), z.unknown()).default({}),
+    /**
+     * Where the node wrote the files. The control plane derives the key from the job and the step
+     * (common/storage `checkpointModelKey`) and records that; a node that sends another key is
+     * refused, so no node can point a job's record at another job's (or tenant's) files.
+     */
+    storageKey: text(512).optional(),
+    meta: metaSchema.default({}),
   })
   .openapi('CheckpointReport');
 export type CheckpointReport = z.output<typeof checkpointReportSchema>;
@@ -67,7 +71,7 @@ export type CheckpointReport = z.output<typeof checkpointReportSchema>;
 export const jobFinishSchema = z
   .strictObject({
     outcome: z.enum(nodeOutcomes),
-    error: z.string().max(4000).nullable().default(null),
+    error: anyText(4000).nullable().default(null),
   })
   .openapi('JobFinish');
 export type JobFinish = z.output<typeof jobFinishSchema>;

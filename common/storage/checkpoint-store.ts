@@ -29,3 +29,14 @@ export function assertSafeKey(key: string): void {
     throw new Error(`unsafe storage key: ${key}`);
   }
 }
+
+/**
+ * The one rule for where a job's checkpoint lives, local or S3 alike. The worker writes there and
+ * the control plane records this key itself: a node never chooses where a record points.
+ */
+export const checkpointDirKey = (jobId: string, step: number) =>
+  `jobs/${jobId}/step-${String(step).padStart(8, '0')}`;
+
+/** The file a checkpoint record names; the sidecar and the optimizer state sit beside it. */
+export const checkpointModelKey = (jobId: string, step: number) =>
+  `${checkpointDirKey(jobId, step)}/model.safetensors`;

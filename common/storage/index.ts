@@ -3,6 +3,7 @@ import { LocalCheckpointStore } from './local-store.js';
 import { S3CheckpointStore } from './s3-store.js';
 
 export type { CheckpointStore, StorageConfig } from './checkpoint-store.js';
+export { checkpointDirKey, checkpointModelKey } from './checkpoint-store.js';
 
 export function openCheckpointStore(cfg: StorageConfig): CheckpointStore {
   return cfg.s3 ? new S3CheckpointStore(cfg.s3) : new LocalCheckpointStore(cfg.root);

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { apiNodeFlags } from '../../api/node-flags.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyMigrations } from '../../prisma/tools/schema-engine.js';
@@ -15,8 +16,22 @@ import { findPostgres, findRedis, type Service } from './services.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dataDir = path.join(root, '.data');
 const log = (m: string) => console.log(`[start] ${m}`);
-const children: ChildProcess[] = [];
 const services: Service[] = [];
+
+/** One supervised child: started again when it dies while the launcher is not stopping. */
+interface Supervised {
+  name: string;
+  spawn: () => ChildProcess;
+  child: ChildProcess;
+  restarts: number;
+}
+const children: Supervised[] = [];
+const watchParent = path.join(root, 'infra/local/parent-watch.ts');
+
+/** Restart delays double from 1 s up to 30 s; a child that ran a minute starts over at 1 s. */
+const RESTART_FIRST_MS = Number(process.env.TIMESHARE_RESTART_BACKOFF_MS ?? 1000);
+const RESTART_MAX_MS = 30_000;
+const HEALTHY_AFTER_MS = 60_000;
 
 function run(
   name: string,
@@ -24,15 +39,43 @@ function run(
   env: NodeJS.ProcessEnv,
   args: string[] = [],
   nodeFlags: string[] = [],
-): ChildProcess {
-  // Each child in its own process group: Ctrl-C in the terminal signals only this process, which
-  // then stops the children in order (stop below) instead of all at once.
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, entry), ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+): Supervised {
+  const spawnChild = () => {
+    // Each child in its own process group: Ctrl-C in the terminal signals only this process, which
+    // then stops the children in order (stop below) instead of all at once. The parent watch stops
+    // a child whose launcher died without stopping it.
+    const child = spawn(
+      process.execPath,
+      [...nodeFlags, '--import', 'tsx', '--import', watchParent, path.join(root, entry), ...args],
+      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    pipeOutput(name, child);
+    log(`${name} started (pid ${child.pid})`);
+    return child;
+  };
+  const s: Supervised = { name, spawn: spawnChild, child: spawnChild(), restarts: 0 };
+  supervise(s);
+  children.push(s);
+  return s;
+}
+
+function supervise(s: Supervised): void {
+  const startedAt = Date.now();
+  s.child.once('exit', (code, signal) => {
+    if (stopping) return;
+    if (Date.now() - startedAt > HEALTHY_AFTER_MS) s.restarts = 0;
+    const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** s.restarts);
+    s.restarts++;
+    log(`${s.name} exited (${signal ?? code}); restarting it in ${delay} ms`);
+    setTimeout(() => {
+      if (stopping) return;
+      s.child = s.spawn();
+      supervise(s);
+    }, delay);
   });
+}
+
+function pipeOutput(name: string, child: ChildProcess): void {
   const prefix = `[${name}] `;
   for (const stream of [child.stdout!, child.stderr!]) {
     let buf = '';
@@ -45,14 +88,6 @@ function run(
       }
     });
   }
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      log(`${name} exited (${signal ?? code}); stopping everything`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
 }
 
 const levels: Record<number, string> = {
@@ -99,7 +134,7 @@ async function stop(code: number): Promise<void> {
   // In reverse order of start: the worker drains first (its jobs checkpoint and are handed back
   // through the API), then the scheduler, then the API. Stopped together, the worker's hand-backs
   // found the API gone and it hung retrying them.
-  for (const child of [...children].reverse()) await terminate(child);
+  for (const s of [...children].reverse()) await terminate(s.child);
   for (const s of services) await s.stop();
   process.exit(code);
 }
@@ -114,6 +149,28 @@ async function waitForApi(url: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the API did not become ready within 30 s');
+}
+
+/**
+ * A fresh node key for this session's worker. A node stays bound to the key that registered it, so
+ * the node this machine registered in an earlier session (under that session's key) is released
+ * first, as an admin would release a machine whose key was replaced.
+ */
+async function localNodeKey(url: string, adminKey: string, nodeName: string): Promise<string> {
+  const admin = { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' };
+  const call = async <T>(route: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${url}${route}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: admin,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${route} → ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const { data } = await call<{ data: { id: string; name: string }[] }>('/v1/nodes');
+  const earlier = data.find((n) => n.name === nodeName);
+  if (earlier) await call(`/v1/nodes/${earlier.id}/release`, {});
+  return (await call<{ apiKey: string }>('/v1/node-keys', { name: 'local-worker' })).apiKey;
 }
 
 async function main(): Promise<void> {
@@ -139,15 +196,13 @@ async function main(): Promise<void> {
     TIMESHARE_ADMIN_KEY: process.env.TIMESHARE_ADMIN_KEY ?? `tsa_${randomBytes(24).toString('base64url')}`,
     TIMESHARE_JWT_SECRET: process.env.TIMESHARE_JWT_SECRET ?? randomBytes(32).toString('hex'),
     TIMESHARE_STORAGE_ROOT: process.env.TIMESHARE_STORAGE_ROOT ?? path.join(dataDir, 'checkpoints'),
+    TIMESHARE_OUTBOX_DIR: process.env.TIMESHARE_OUTBOX_DIR ?? path.join(dataDir, 'outbox'),
   };
 
   run('api', 'api/main.ts', env, [], apiNodeFlags);
   await waitForApi(url);
-  const nodeKey = await fetch(`${url}/v1/node-keys`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${env.TIMESHARE_ADMIN_KEY}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'local-worker' }),
-  }).then((r) => r.json() as Promise<{ apiKey: string }>);
+  const nodeName = process.env.TIMESHARE_NODE_NAME ?? os.hostname();
+  const nodeKey = await localNodeKey(url, env.TIMESHARE_ADMIN_KEY!, nodeName);
   // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within
   // TIMESHARE_LEADER_LEASE_MS if the leader dies.
   run('scheduler-a', 'scheduler/main.ts', env);
@@ -155,7 +210,7 @@ async function main(): Promise<void> {
   run(
     'worker',
     'worker-node/main.ts',
-    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey.apiKey },
+    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey, TIMESHARE_NODE_NAME: nodeName },
     ['--virtual-devices', process.env.TIMESHARE_VIRTUAL_DEVICES ?? '2'],
   );
 

@@ -1,5 +1,5 @@
 // Shared fixtures: tiny engines (micro preset) so that every test file runs in seconds on 2 cores.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -15,8 +15,17 @@ export function microEngine(overrides: Partial<CreateEngineOptions> = {}): Engin
   });
 }
 
+const made: string[] = [];
+// Every test file runs in its own process: the folders go with it, passed or failed.
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, deleted when the test process exits. */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(path.join(tmpdir(), `timeshare-${prefix}-`));
+  const dir = mkdtempSync(path.join(tmpdir(), `timeshare-${prefix}-`));
+  made.push(dir);
+  return dir;
 }
 
 export async function expectCode(p: Promise<unknown> | (() => unknown), code: string): Promise<EngineError> {

@@ -69,7 +69,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     ),
     pool.query(
       `SELECT t.id, t.weight, q.max_concurrent_devices, q.max_devices_per_job, q.device_hours_per_month, q.active_devices,
-              CASE WHEN q.period_start < date_trunc('month', now()) THEN 0 ELSE q.period_device_seconds END AS period_seconds
+              CASE WHEN q.period_start < usage_period_start() THEN 0 ELSE q.period_device_seconds END AS period_seconds
          FROM tenants t JOIN quotas q ON q.tenant_id = t.id`,
     ),
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),

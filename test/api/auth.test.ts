@@ -171,12 +171,11 @@ describe('roles', () => {
     await b(h.http.post(`/v1/nodes/${node.id}/jobs/00000000-0000-4000-8000-000000000000/finish`))
       .send({ outcome: 'succeeded' })
       .expect(404);
-    // Re-registering under a new key moves the node to that key.
+    // Nor register it again: the node stays bound to its key (test/api/node-trust.test.ts).
     await b(h.http.post('/v1/nodes/register'))
       .send({ name: 'owned-node', devices: [device] })
-      .expect(200);
-    await b(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(200);
-    await a(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(404);
+      .expect(409);
+    await a(h.http.get(`/v1/nodes/${node.id}/assignments`)).expect(200);
   });
 
   test('a draining node stays draining through heartbeats until it registers again', async () => {

@@ -4,8 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
-import { loadConfig, type Config } from '../../common/config.js';
+import { loadConfig, type Config } from '../../api/config.js';
 import { createLogger } from '../../common/logger.js';
 import { startApi, type RunningApi } from '../../api/server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
@@ -41,7 +43,7 @@ export function testEnv(
     TIMESHARE_REDIS_PREFIX: prefix,
     TIMESHARE_ADMIN_KEY: `admin-${randomBytes(16).toString('hex')}`,
     TIMESHARE_JWT_SECRET: randomBytes(32).toString('hex'),
-    TIMESHARE_STORAGE_ROOT: `/tmp/timeshare-test-storage-${prefix}`,
+    TIMESHARE_STORAGE_ROOT: path.join(os.tmpdir(), `timeshare-test-storage-${prefix}`),
     TIMESHARE_RECONCILE_INTERVAL_MS: '0',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -60,7 +62,7 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
   const admin = (r: request.Test) => r.set('Authorization', `Bearer ${adminKey}`);
   let tenantCount = 0;
 
-  return {
+  const harness: Harness = {
     api,
     config,
     db,
@@ -84,10 +86,12 @@ export async function startHarness(extraEnv: Record<string, string> = {}): Promi
       };
     },
     async close() {
-      await api.stop();
+      // The API a test restarted in its place, if it did (see test/e2e/api-outage.test.ts).
+      await harness.api.stop();
       await db.drop();
       await deleteKeys(prefix);
       await rm(config.TIMESHARE_STORAGE_ROOT, { recursive: true, force: true });
     },
   };
+  return harness;
 }

@@ -3,6 +3,9 @@
  * scheduler and N worker daemons as real child processes, sharing one test database, one Redis
  * prefix and one storage root.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startHarness, type Harness } from './api-harness.js';
 import { startProcess, type Proc } from './processes.js';
 
@@ -16,6 +19,8 @@ export interface Cluster {
     devices: number,
     extra?: { deviceMemory?: number; threads?: number },
   ): Promise<Proc>;
+  /** Where worker `name` keeps the reports the API could not take yet (worker-node/report-outbox.ts). */
+  outboxOf(name: string): string;
   close(): Promise<void>;
 }
 
@@ -40,6 +45,8 @@ export async function startCluster(
   };
   const scheduler = startProcess('scheduler/main.ts', env);
   const workers = new Map<string, Proc>();
+  // Each worker's outbox (worker-node/report-outbox.ts), deleted with the cluster.
+  const outboxes = mkdtempSync(path.join(os.tmpdir(), 'timeshare-outbox-'));
   return {
     h,
     scheduler,
@@ -49,7 +56,12 @@ export async function startCluster(
       const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
       const w = startProcess(
         'worker-node/main.ts',
-        { ...env, TIMESHARE_NODE_KEY: key.body.apiKey, TIMESHARE_NODE_NAME: name },
+        {
+          ...env,
+          TIMESHARE_NODE_KEY: key.body.apiKey,
+          TIMESHARE_NODE_NAME: name,
+          TIMESHARE_OUTBOX_DIR: path.join(outboxes, name),
+        },
         [],
         [
           '--virtual-devices',
@@ -75,10 +87,12 @@ export async function startCluster(
       }
       throw new Error(`worker ${name} did not register:\n${w.output()}`);
     },
+    outboxOf: (name) => path.join(outboxes, name),
     async close() {
       await Promise.all([...workers.values()].map((w) => w.kill('SIGKILL')));
       await scheduler.kill('SIGTERM');
       await h.close();
+      rmSync(outboxes, { recursive: true, force: true });
     },
   };
 }

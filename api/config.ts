@@ -1,0 +1,27 @@
+/** The API's configuration: the base schema, database, storage, and what only the API reads. */
+import { z } from 'zod';
+import { baseConfigSchema, databaseConfigShape, parseConfig, storageConfigShape } from '../common/config.js';
+
+const schema = baseConfigSchema
+  .extend(databaseConfigShape)
+  .extend(storageConfigShape)
+  .extend({
+    HOST: z.string().default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    TIMESHARE_ADMIN_KEY: z.string().min(16, 'TIMESHARE_ADMIN_KEY must be at least 16 characters'),
+    TIMESHARE_JWT_SECRET: z.string().min(32, 'TIMESHARE_JWT_SECRET must be at least 32 characters'),
+    TIMESHARE_JWT_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(900),
+    TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
+    /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
+    TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
+    TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
+    /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
+    TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+    TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  });
+
+export type Config = Readonly<z.output<typeof schema>>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parseConfig(schema, env);
+}

@@ -1,0 +1,152 @@
+/**
+ * Every report a node makes about its jobs goes through a small outbox on local disk, in order:
+ * each is written (renamed into place; checkpoint records and outcomes fsynced first, as they
+ * must not be lost) before it is sent, and deleted only once the control plane answered. One queue
+ * keeps the order the API needs (start, reports, checkpoints, outcome) and a report never waits
+ * behind another's retries in memory. While the API is unreachable they wait, in order,
+ * retried with backoff for as long as it takes; a daemon that stops with reports still pending
+ * leaves them on disk and the next daemon sends them before it registers (registering requeues the
+ * node's jobs, after which their reports would be refused). An answer that is final (4xx: the
+ * control plane refused the report) removes the report too: sending it again cannot change that.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../common/logger.js';
+import type { CheckpointReport, JobFinish, JobReport } from '../common/node-protocol/index.js';
+
+export type OutboxReport =
+  | { kind: 'start'; nodeId: string; jobId: string; body: { resumedFromStep: number | null } }
+  | { kind: 'report'; nodeId: string; jobId: string; body: JobReport }
+  | { kind: 'checkpoint'; nodeId: string; jobId: string; body: CheckpointReport }
+  | { kind: 'finish'; nodeId: string; jobId: string; body: JobFinish };
+
+export interface OutboxOptions {
+  dir: string;
+  send: (r: OutboxReport) => Promise<unknown>;
+  /** Whether a failed send is the control plane's final answer (drop it) rather than a transient failure. */
+  isFinal: (err: unknown) => boolean;
+  logger: Logger;
+  /** Retry delays, ms: doubling from the first up to the last. */
+  backoffMs?: { first: number; max: number };
+}
+
+interface Pending {
+  file: string;
+  report: OutboxReport;
+}
+
+export class ReportOutbox {
+  private readonly queue: Pending[] = [];
+  private seq = 0;
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly opts: OutboxOptions) {}
+
+  /** Loads what an earlier daemon left, oldest first. */
+  async open(): Promise<number> {
+    await fs.mkdir(this.opts.dir, { recursive: true });
+    const all = await fs.readdir(this.opts.dir);
+    // A report cut short by a crash was never acknowledged by its rename: it does not exist.
+    for (const n of all.filter((n) => n.endsWith('.tmp')))
+      await fs.rm(path.join(this.opts.dir, n), { force: true });
+    const names = all.filter((n) => n.endsWith('.json')).sort();
+    for (const name of names) {
+      const file = path.join(this.opts.dir, name);
+      try {
+        this.queue.push({ file, report: JSON.parse(await fs.readFile(file, 'utf8')) as OutboxReport });
+      } catch {
+        // Unreadable (a disk that lost the data despite the fsync): nothing to send.
+        await fs.rm(file, { force: true });
+      }
+    }
+    this.kick();
+    return names.length;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Durable once this resolves; sent as soon as the control plane can take it. */
+  async put(report: OutboxReport): Promise<void> {
+    // Names sort in the order reports were put, across daemon restarts too.
+    const name = `${Date.now().toString().padStart(15, '0')}-${String(this.seq++).padStart(9, '0')}.json`;
+    const file = path.join(this.opts.dir, name);
+    const tmp = `${file}.tmp`;
+    const fh = await fs.open(tmp, 'w');
+    try {
+      await fh.writeFile(JSON.stringify(report));
+      // Metrics and profiles may be lost with the machine; checkpoint records and outcomes may not.
+      if (report.kind !== 'report') await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, file);
+    this.queue.push({ file, report });
+    this.kick();
+  }
+
+  /** Resolves when nothing is pending, or after `timeoutMs`; returns how many reports are left. */
+  async idle(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.queue.length && Date.now() < deadline && !this.closed)
+      await new Promise((r) => setTimeout(r, Math.min(50, deadline - Date.now())));
+    return this.queue.length;
+  }
+
+  /** Stops sending; what is pending stays on disk for the next daemon. */
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  private kick(): void {
+    this.wake?.();
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = null;
+      if (this.queue.length && !this.closed) this.kick();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const { first, max } = this.opts.backoffMs ?? { first: 500, max: 15_000 };
+    let delay = first;
+    while (this.queue.length && !this.closed) {
+      const head = this.queue[0]!;
+      try {
+        await this.opts.send(head.report);
+      } catch (err) {
+        if (!this.opts.isFinal(err)) {
+          this.opts.logger.warn(
+            {
+              err: String(err),
+              jobId: head.report.jobId,
+              kind: head.report.kind,
+              pending: this.queue.length,
+            },
+            'control plane unreachable: report kept in the outbox',
+          );
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, delay);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          this.wake = null;
+          delay = Math.min(max, delay * 2);
+          continue;
+        }
+        this.opts.logger.warn(
+          { err: String(err), jobId: head.report.jobId, kind: head.report.kind },
+          'control plane refused a report',
+        );
+      }
+      delay = first;
+      await fs.rm(head.file, { force: true });
+      this.queue.shift();
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadWorkerConfig } from '../config.js';
+import { loadSchedulerConfig } from '../../scheduler/config.js';
+import { loadConfig } from '../../api/config.js';
+import { storageConfigFromEnv } from '../../common/storage/index.js';
+
+const nodeKey = { TIMESHARE_NODE_KEY: 'tsn_test' };
+
+test("the worker's S3 settings are part of its validated configuration", () => {
+  const cfg = loadWorkerConfig([], { ...nodeKey, TIMESHARE_S3_BUCKET: 'ckpt', TIMESHARE_S3_PREFIX: 'p/' });
+  assert.equal(storageConfigFromEnv(cfg, cfg.TIMESHARE_STORAGE_ROOT).s3?.bucket, 'ckpt');
+  assert.throws(
+    () => loadWorkerConfig([], { ...nodeKey, TIMESHARE_S3_FORCE_PATH_STYLE: 'maybe' }),
+    /TIMESHARE_S3_FORCE_PATH_STYLE/,
+  );
+});
+
+test('the variables every process shares are read and defaulted the same way', () => {
+  const env = { TIMESHARE_ADMIN_KEY: 'a'.repeat(16), TIMESHARE_JWT_SECRET: 's'.repeat(32) };
+  const configs = [loadConfig(env), loadSchedulerConfig({}), loadWorkerConfig([], nodeKey)];
+  for (const c of configs) {
+    assert.equal(c.REDIS_URL, 'redis://127.0.0.1:6379');
+    assert.equal(c.TIMESHARE_REDIS_PREFIX, 'ts');
+    assert.equal(c.LOG_LEVEL, 'info');
+  }
+  for (const load of [
+    () => loadConfig({ ...env, LOG_LEVEL: 'loud' }),
+    () => loadSchedulerConfig({ LOG_LEVEL: 'loud' }),
+  ])
+    assert.throws(load, /LOG_LEVEL/);
+});

@@ -1,0 +1,97 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '../../common/logger.js';
+import { ReportOutbox, type OutboxReport } from '../report-outbox.js';
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const freshDir = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'timeshare-outbox-'));
+  dirs.push(d);
+  return d;
+};
+const logger = createLogger('test', 'silent');
+const checkpoint = (jobId: string, step: number): OutboxReport => ({
+  kind: 'checkpoint',
+  nodeId: 'n',
+  jobId,
+  body: { step, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
+});
+const finish = (jobId: string): OutboxReport => ({
+  kind: 'finish',
+  nodeId: 'n',
+  jobId,
+  body: { outcome: 'drained', error: null },
+});
+class Unreachable extends Error {}
+
+test('reports wait on disk while the API is unreachable and the next daemon sends them, in order', async () => {
+  const dir = freshDir();
+  let attempts = 0;
+  const first = new ReportOutbox({
+    dir,
+    send: async () => {
+      attempts++;
+      throw new Unreachable('connect ECONNREFUSED');
+    },
+    isFinal: (e) => !(e instanceof Unreachable),
+    logger,
+    backoffMs: { first: 1, max: 5 },
+  });
+  await first.open();
+  await first.put(checkpoint('a', 10));
+  await first.put(checkpoint('b', 20));
+  await first.put(finish('a'));
+  assert.equal(await first.idle(100), 3, 'nothing is dropped however often sending fails');
+  assert.ok(attempts > 1, 'it kept trying');
+  first.close();
+  assert.equal(readdirSync(dir).length, 3);
+
+  const sent: OutboxReport[] = [];
+  const second = new ReportOutbox({ dir, send: async (r) => sent.push(r), isFinal: () => true, logger });
+  assert.equal(await second.open(), 3);
+  assert.equal(await second.idle(5000), 0);
+  assert.deepEqual(sent, [checkpoint('a', 10), checkpoint('b', 20), finish('a')]);
+  assert.deepEqual(readdirSync(dir), [], 'delivered reports are deleted');
+  second.close();
+});
+
+test('a refused report is dropped and does not hold back the next', async () => {
+  const dir = freshDir();
+  const sent: string[] = [];
+  const outbox = new ReportOutbox({
+    dir,
+    send: async (r) => {
+      if (r.jobId === 'gone') throw new Error('404');
+      sent.push(r.jobId);
+    },
+    isFinal: () => true,
+    logger,
+  });
+  await outbox.open();
+  await outbox.put(finish('gone'));
+  await outbox.put(finish('kept'));
+  assert.equal(await outbox.idle(5000), 0);
+  assert.deepEqual(sent, ['kept']);
+  assert.deepEqual(readdirSync(dir), []);
+  outbox.close();
+});
+
+test('a report cut short by a crash before its rename is not sent', async () => {
+  const dir = freshDir();
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(path.join(dir, '000000000000001-000000000.json.tmp'), '{"kind":');
+  const sent: OutboxReport[] = [];
+  const outbox = new ReportOutbox({ dir, send: async (r) => sent.push(r), isFinal: () => true, logger });
+  assert.equal(await outbox.open(), 0);
+  await outbox.put(finish('x'));
+  assert.equal(await outbox.idle(5000), 0);
+  assert.deepEqual(sent, [finish('x')]);
+  assert.deepEqual(readdirSync(dir), [], 'the torn file is gone too');
+  outbox.close();
+});
