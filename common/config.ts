@@ -8,6 +8,12 @@ export const logLevelSchema = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
 
+/** The admin setting that lets webhook endpoints on private or loopback addresses through. */
+export const allowPrivateWebhooksSchema = z
+  .enum(['true', 'false'])
+  .default('false')
+  .transform((v) => v === 'true');
+
 const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -32,6 +38,7 @@ const schema = z.object({
   TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: logLevelSchema,
+  TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
   /** Test-only fault injection, e.g. `crash_after_commit`. Never set in production. */
   TIMESHARE_FAULT: z.string().optional(),
 });

@@ -14,6 +14,7 @@ import { jobRoutes } from './jobs.js';
 import { nodeJobRoutes } from './node-jobs.js';
 import { tenantRoutes } from './tenants.js';
 import { usageRoutes } from './usage.js';
+import { webhookRoutes } from './webhooks.js';
 
 export function apiRoutes(
   deps: ApiDeps,
@@ -31,5 +32,6 @@ export function apiRoutes(
     usageRoutes(deps, registry),
     infraRoutes(deps, registry),
     nodeJobRoutes(deps, registry),
+    webhookRoutes(deps, registry),
   ];
 }

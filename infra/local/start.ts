@@ -1,6 +1,6 @@
 /**
- * `npm start`: the whole system on one machine — API, scheduler and one worker-node daemon — against
- * PostgreSQL and Redis found or started by services.ts. Prints the URL and a session admin key.
+ * `npm start`: the whole system on one machine — API, scheduler, webhook dispatcher and one
+ * worker-node daemon — against PostgreSQL and Redis found or started by services.ts. Prints the URL and a session admin key.
  * Each process is a real child process with its own entry point, as in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -149,6 +149,7 @@ async function main(): Promise<void> {
     body: JSON.stringify({ name: 'local-worker' }),
   }).then((r) => r.json() as Promise<{ apiKey: string }>);
   run('scheduler', 'scheduler/main.ts', env);
+  run('webhooks', 'webhooks/main.ts', env);
   run(
     'worker',
     'worker-node/main.ts',
