@@ -34,45 +34,48 @@ async function printPage(ctx: Context, client: TimeshareClient, id: string): Pro
   else for (const e of all) print(ctx, e);
 }
 
-/** One connection: prints events after `lastId`; resolves with the last id seen and whether the job ended. */
+/**
+ * One connection: prints the events after `cursor.lastId`, advancing it as they are printed (so
+ * that a connection that breaks mid-stream resumes after the last event shown); true once the job
+ * has ended.
+ */
 async function streamOnce(
   ctx: Context,
   client: TimeshareClient,
   id: string,
-  lastId: string | null,
-): Promise<{ lastId: string | null; done: boolean }> {
+  cursor: { lastId: string | null },
+): Promise<boolean> {
   const { data, error, response } = await client.GET('/v1/jobs/{id}/events', {
     params: { path: { id } },
-    headers: { Accept: 'text/event-stream', ...(lastId ? { 'Last-Event-ID': lastId } : {}) },
+    headers: { Accept: 'text/event-stream', ...(cursor.lastId ? { 'Last-Event-ID': cursor.lastId } : {}) },
     parseAs: 'stream',
   });
   if (!response.ok || !data) throw TimeshareError.from(response.status, error);
   const events = data.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
   for await (const msg of events) {
     const e = JSON.parse(msg.data) as JobEvent;
-    lastId = msg.id ?? e.id;
+    cursor.lastId = msg.id ?? e.id;
     // --json in follow mode prints one event per line (JSON Lines), which scripts can read as it comes.
     print(ctx, e);
-    if (isFinalEvent(e)) return { lastId, done: true };
+    if (isFinalEvent(e)) return true;
   }
-  return { lastId, done: false };
+  return false;
 }
 
 async function follow(ctx: Context, client: TimeshareClient, id: string): Promise<void> {
-  let lastId: string | null = null;
+  const cursor = { lastId: null as string | null };
   let failures = 0;
   for (;;) {
+    const before = cursor.lastId;
     try {
-      const r = await streamOnce(ctx, client, id, lastId);
-      if (r.lastId !== lastId) failures = 0;
-      lastId = r.lastId;
-      if (r.done) return;
+      if (await streamOnce(ctx, client, id, cursor)) return;
     } catch (err) {
       // An answer of the API (unknown job, expired key…) will not get better by retrying.
       if (err instanceof TimeshareError && err.status < 500) throw err;
       failures++;
       if (!ctx.json) console.error(`stream interrupted (${(err as Error).message}); reconnecting`);
     }
+    if (cursor.lastId !== before) failures = 0;
     await new Promise((r) => setTimeout(r, RECONNECT_MS[Math.min(failures, RECONNECT_MS.length - 1)]));
   }
 }
