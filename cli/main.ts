@@ -9,6 +9,7 @@ import { jobCommands } from './commands/jobs.js';
 import { loginCommand } from './commands/login.js';
 import { logsCommand } from './commands/logs.js';
 import { metricsCommand } from './commands/metrics.js';
+import { webhookCommands } from './commands/webhooks.js';
 import { completionCommand } from './completion.js';
 
 const program = new Command('timeshare')
@@ -25,6 +26,7 @@ logsCommand(program, ctx);
 metricsCommand(program, ctx);
 checkpointCommands(program, ctx);
 accountCommands(program, ctx);
+webhookCommands(program, ctx);
 adminCommands(program, ctx);
 completionCommand(program);
 

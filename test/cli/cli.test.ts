@@ -183,6 +183,26 @@ test('admin commands: tenants, keys, quotas and nodes', async () => {
   assert.match(denied.stderr, /error: unauthorized: /);
 });
 
+test('webhooks: create (secret once), list, deliveries, delete; a private URL is refused with its field', async () => {
+  const created = await runCli(
+    ['--json', 'webhooks', 'create', 'https://93.184.216.34/hook', '--event', 'job.failed'],
+    env,
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const ep = JSON.parse(created.stdout);
+  assert.match(ep.secret, /^whsec_/);
+  assert.deepEqual(ep.events, ['job.failed']);
+  const list = await runCli(['webhooks', 'list'], env);
+  assert.match(list.stdout, new RegExp(`${ep.id}.*job\\.failed`));
+  assert.doesNotMatch(list.stdout, /whsec_/);
+  const deliveries = await runCli(['--json', 'webhooks', 'deliveries', ep.id], env);
+  assert.deepEqual(JSON.parse(deliveries.stdout), []);
+  assert.equal((await runCli(['webhooks', 'delete', ep.id], env)).code, 0);
+  const refused = await runCli(['webhooks', 'create', 'http://127.0.0.1:9/hook'], env);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /error: invalid_request: url: .*private or loopback.*\(field: url\)/);
+});
+
 test('bash completion completes commands and subcommands', async () => {
   const script = (await runCli(['completion', 'bash'], env)).stdout;
   const complete = (words: string[]) =>
