@@ -31,14 +31,8 @@ let stopping = false;
 let timer: NodeJS.Timeout | undefined;
 
 async function round(): Promise<void> {
-  // A full batch means more is waiting: go again at once instead of after the poll period.
-  for (;;) {
-    const { events } = await fanOut(pool, {
-      limit: FAN_OUT_BATCH,
-      maxAgeHours: config.TIMESHARE_WEBHOOK_MAX_AGE_HOURS,
-    });
-    if (events < FAN_OUT_BATCH || stopping) break;
-  }
+  await fanOut(pool, { limit: FAN_OUT_BATCH, maxAgeHours: config.TIMESHARE_WEBHOOK_MAX_AGE_HOURS });
+  // A full batch means more is due: send again at once instead of after the poll period.
   while (!stopping && (await dispatchDue(pool, options, logger)) === options.concurrency);
 }
 
