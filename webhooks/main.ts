@@ -1,10 +1,9 @@
 /**
  * Entry point of the webhook dispatcher: `node dist/webhooks/main.js`. A process of its own rather
  * than part of the API: slow or failing receivers must not take the API's connections, CPU or
- * event loop from submissions, and the API can run as several processes while fan-out needs one
- * writer at a time (the cursor row lock). Everything it knows is in PostgreSQL (cursor,
- * deliveries, their next attempt), so a restart resumes where it stopped; several dispatchers
- * can run at once (row locks and SKIP LOCKED claims).
+ * event loop from submissions, and N API processes would each re-read the same events. Everything
+ * it knows is in PostgreSQL (cursor, deliveries, their next attempt), so a restart resumes where
+ * it stopped; several dispatchers can still run at once (idempotent fan-out, SKIP LOCKED claims).
  */
 import pg from 'pg';
 import { createLogger } from '../common/logger.js';
