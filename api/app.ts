@@ -14,14 +14,7 @@ import { createRateLimiter, rateLimit } from './http/rate-limit.js';
 import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
-import { authRoutes } from './routes/auth.js';
-import { healthRoutes } from './routes/health.js';
-import { infraRoutes } from './routes/infra.js';
-import { jobDataRoutes } from './routes/job-data.js';
-import { jobRoutes } from './routes/jobs.js';
-import { nodeJobRoutes } from './routes/node-jobs.js';
-import { tenantRoutes } from './routes/tenants.js';
-import { usageRoutes } from './routes/usage.js';
+import { apiRoutes } from './routes/index.js';
 import type { ApiDeps } from './deps.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -58,16 +51,8 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
 
   const registry = createRegistry();
   let document: unknown = null;
-  // Job routes first: they carry nearly all traffic, and Express tries routers in order.
-  app.use(jobRoutes(deps, registry, parts.submit));
-  app.use(healthRoutes(deps, registry, () => (document ??= generateDocument(registry))));
-  app.use(authRoutes(deps, registry));
-  app.use(tenantRoutes(deps, registry));
-  app.use(jobDataRoutes(deps, registry));
-  app.use(usageRoutes(deps, registry));
-  app.use(infraRoutes(deps, registry));
-  app.use(queueRoutes(deps, registry));
-  app.use(nodeJobRoutes(deps, registry));
+  const documentOnce = () => (document ??= generateDocument(registry));
+  for (const router of apiRoutes(deps, registry, parts.submit, documentOnce)) app.use(router);
 
   app.use(notFoundRoute);
   app.use(errorHandler);

@@ -1,6 +1,12 @@
 /** The API's configuration: the base schema, database, storage, and what only the API reads. */
 import { z } from 'zod';
-import { baseConfigSchema, databaseConfigShape, parseConfig, storageConfigShape } from '../common/config.js';
+import {
+  allowPrivateWebhooksSchema,
+  baseConfigSchema,
+  databaseConfigShape,
+  parseConfig,
+  storageConfigShape,
+} from '../common/config.js';
 
 const schema = baseConfigSchema
   .extend(databaseConfigShape)
@@ -18,6 +24,8 @@ const schema = baseConfigSchema
     /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
     TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
     TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+    /** Lets webhook endpoints on private or loopback addresses through (tests, private networks). */
+    TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
   });
 
 export type Config = Readonly<z.output<typeof schema>>;

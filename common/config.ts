@@ -10,6 +10,12 @@ export const logLevelSchema = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
 
+/** The admin setting that lets webhook endpoints on private or loopback addresses through. */
+export const allowPrivateWebhooksSchema = z
+  .enum(['true', 'false'])
+  .default('false')
+  .transform((v) => v === 'true');
+
 /** What every process reads. */
 export const baseConfigSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),

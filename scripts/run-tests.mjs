@@ -8,7 +8,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const folders = ['common', 'api', 'scheduler', 'worker-node', 'native', 'prisma', 'infra', 'test'];
+const folders = [
+  'common',
+  'api',
+  'scheduler',
+  'worker-node',
+  'native',
+  'prisma',
+  'infra',
+  'sdk',
+  'cli',
+  'webhooks',
+  'test',
+];
 const filter = process.argv.slice(2);
 
 function collect(dir, out) {

@@ -1,6 +1,7 @@
 /**
- * `npm start`: the whole system on one machine — API, two schedulers (leader + standby) and one worker-node daemon — against
- * PostgreSQL and Redis found or started by services.ts. Prints the URL and a session admin key.
+ * `npm start`: the whole system on one machine — API, two schedulers (leader + standby), webhook
+ * dispatcher and one worker-node daemon — against PostgreSQL and Redis found or started by
+ * services.ts. Prints the URL and a session admin key.
  * Each process is a real child process with its own entry point, as in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -207,6 +208,7 @@ async function main(): Promise<void> {
   // TIMESHARE_LEADER_LEASE_MS if the leader dies.
   run('scheduler-a', 'scheduler/main.ts', env);
   run('scheduler-b', 'scheduler/main.ts', env);
+  run('webhooks', 'webhooks/main.ts', env);
   run(
     'worker',
     'worker-node/main.ts',

@@ -1,0 +1,238 @@
+/**
+ * Tenant routes for webhooks: register endpoints (the signing secret is shown once), list and
+ * delete them, list an endpoint's deliveries and replay one. Delivery itself is the webhook
+ * dispatcher's job (webhooks/main.ts), fed from the job_events log.
+ */
+import { Router, type Request } from 'express';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from '../../common/zod.js';
+import { ApiError, notFound } from '../../common/errors.js';
+import { requireRole, tenantOf } from '../auth/middleware.js';
+import { json, registerRoute } from '../http/openapi.js';
+import { uuidParam } from '../http/schemas.js';
+import { parseOrThrow } from '../http/validate.js';
+import { newSecret } from '../../webhooks/signing.js';
+import { checkWebhookUrl, UrlRefused } from '../../webhooks/url-policy.js';
+import type { ApiDeps } from '../deps.js';
+
+export const webhookEventTypes = [
+  'job.queued',
+  'job.admitted',
+  'job.placed',
+  'job.running',
+  'job.preempted',
+  'job.checkpoint',
+  'job.succeeded',
+  'job.failed',
+  'job.cancelled',
+] as const;
+
+const MAX_ENDPOINTS_PER_TENANT = 20;
+const REPLAY_WINDOW = '72 hours';
+
+const createEndpointSchema = z
+  .strictObject({
+    url: z.string().min(1).max(2048).openapi({ description: 'http(s) URL that receives POSTs' }),
+    events: z
+      .array(z.enum(webhookEventTypes))
+      .max(webhookEventTypes.length)
+      .default([])
+      .openapi({ description: 'Event types to deliver; empty = all' }),
+    description: z.string().max(256).optional(),
+  })
+  .openapi('CreateWebhookEndpoint');
+
+const endpointSchema = z
+  .object({
+    id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .openapi('WebhookEndpoint');
+
+const endpointCreatedSchema = endpointSchema
+  .extend({
+    secret: z.string().openapi({ description: 'Standard Webhooks signing secret (`whsec_…`), shown once' }),
+  })
+  .openapi('WebhookEndpointCreated');
+
+const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
+const deliverySchema = z
+  .object({
+    id: z.uuid(),
+    webhookId: z
+      .string()
+      .openapi({ description: 'The `webhook-id` header: the same on every retry and replay' }),
+    endpointId: z.uuid(),
+    eventId: z.string(),
+    eventType: z.string(),
+    status: z.enum(deliveryStatuses),
+    attempts: z.number().int(),
+    nextAttemptAt: z.iso.datetime().nullable(),
+    lastStatusCode: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+    createdAt: z.iso.datetime(),
+    deliveredAt: z.iso.datetime().nullable(),
+  })
+  .openapi('WebhookDelivery');
+
+const deliveriesQuery = z.strictObject({
+  status: z.enum(deliveryStatuses).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+type Row = Record<string, unknown> & { created_at: Date };
+
+const endpointOf = (r: Row) => ({
+  id: r.id as string,
+  url: r.url as string,
+  events: r.events as string[],
+  description: (r.description as string | null) ?? null,
+  createdAt: r.created_at.toISOString(),
+});
+
+const iso = (d: unknown) => (d instanceof Date ? d.toISOString() : null);
+const deliveryOf = (r: Row) => ({
+  id: r.id as string,
+  webhookId: `msg_${r.id as string}`,
+  endpointId: r.endpoint_id as string,
+  eventId: String(r.event_id),
+  eventType: r.event_type as string,
+  status: r.status as (typeof deliveryStatuses)[number],
+  attempts: r.attempts as number,
+  nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+  lastStatusCode: (r.last_status_code as number | null) ?? null,
+  lastError: (r.last_error as string | null) ?? null,
+  payload: r.payload as Record<string, unknown>,
+  createdAt: r.created_at.toISOString(),
+  deliveredAt: iso(r.delivered_at),
+});
+
+export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
+  const r = Router();
+  const tenantOnly = requireRole('tenant');
+  const { pool } = deps.db;
+  const idParams = z.object({ id: z.uuid() });
+
+  async function ownEndpoint(req: Request): Promise<Row> {
+    const id = req.params.id as string;
+    if (!uuidParam.safeParse(id).success) throw notFound('webhook endpoint');
+    const q = await pool.query('SELECT * FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2', [
+      id,
+      tenantOf(req),
+    ]);
+    if (!q.rows[0]) throw notFound('webhook endpoint');
+    return q.rows[0];
+  }
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/webhooks',
+    summary: 'Register a webhook endpoint',
+    description:
+      'Every job event of yours (or those in `events`) is POSTed to `url`, signed per Standard Webhooks ' +
+      '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, ' +
+      'retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused ' +
+      'unless the operator allows them.',
+    tags: ['webhooks'],
+    request: { body: { content: { 'application/json': { schema: createEndpointSchema } } } },
+    responses: { 201: json(endpointCreatedSchema, 'Created; the secret is shown once') },
+  });
+  r.post('/v1/webhooks', tenantOnly, async (req, res) => {
+    const body = parseOrThrow(createEndpointSchema, req.body);
+    try {
+      await checkWebhookUrl(body.url, deps.config.TIMESHARE_WEBHOOK_ALLOW_PRIVATE);
+    } catch (err) {
+      if (err instanceof UrlRefused) throw new ApiError('invalid_request', `url: ${err.message}`, 'url');
+      throw err;
+    }
+    const secret = newSecret();
+    // The cap is checked in the insert itself, so concurrent registrations cannot pass it together.
+    const q = await pool.query(
+      `INSERT INTO webhook_endpoints (tenant_id, url, events, description, secret)
+       SELECT $1, $2, $3, $4, $5
+        WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $6
+       RETURNING *`,
+      [tenantOf(req), body.url, body.events, body.description ?? null, secret, MAX_ENDPOINTS_PER_TENANT],
+    );
+    if (!q.rows[0]) {
+      throw new ApiError('conflict', `at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints per tenant`);
+    }
+    res.status(201).json({ ...endpointOf(q.rows[0]), secret });
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/webhooks',
+    summary: 'Your webhook endpoints',
+    tags: ['webhooks'],
+    responses: { 200: json(z.object({ data: z.array(endpointSchema) })) },
+  });
+  r.get('/v1/webhooks', tenantOnly, async (req, res) => {
+    const q = await pool.query('SELECT * FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY created_at', [
+      tenantOf(req),
+    ]);
+    res.json({ data: q.rows.map(endpointOf) });
+  });
+
+  registerRoute(registry, {
+    method: 'delete',
+    path: '/v1/webhooks/{id}',
+    summary: 'Delete a webhook endpoint (and its deliveries)',
+    tags: ['webhooks'],
+    request: { params: idParams },
+    responses: { 204: { description: 'Deleted' } },
+  });
+  r.delete('/v1/webhooks/:id', tenantOnly, async (req, res) => {
+    const ep = await ownEndpoint(req);
+    await pool.query('DELETE FROM webhook_endpoints WHERE id = $1', [ep.id]);
+    res.status(204).end();
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/webhooks/{id}/deliveries',
+    summary: "An endpoint's deliveries, newest first",
+    tags: ['webhooks'],
+    request: { params: idParams, query: deliveriesQuery },
+    responses: { 200: json(z.object({ data: z.array(deliverySchema) })) },
+  });
+  r.get('/v1/webhooks/:id/deliveries', tenantOnly, async (req, res) => {
+    const q = parseOrThrow(deliveriesQuery, req.query);
+    const ep = await ownEndpoint(req);
+    const rows = await pool.query(
+      `SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
+        ORDER BY event_id DESC LIMIT $3`,
+      [ep.id, q.status ?? null, q.limit],
+    );
+    res.json({ data: rows.rows.map(deliveryOf) });
+  });
+
+  registerRoute(registry, {
+    method: 'post',
+    path: '/v1/webhooks/{id}/deliveries/{deliveryId}/replay',
+    summary: 'Send a delivery again (same webhook-id), whatever its status',
+    tags: ['webhooks'],
+    request: { params: z.object({ id: z.uuid(), deliveryId: z.uuid() }) },
+    responses: { 202: json(deliverySchema, 'Queued for delivery') },
+  });
+  r.post('/v1/webhooks/:id/deliveries/:deliveryId/replay', tenantOnly, async (req, res) => {
+    const ep = await ownEndpoint(req);
+    const deliveryId = req.params.deliveryId as string;
+    if (!uuidParam.safeParse(deliveryId).success) throw notFound('delivery');
+    const q = await pool.query(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', next_attempt_at = now(),
+              deadline = greatest(deadline, now() + interval '${REPLAY_WINDOW}')
+        WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
+      [deliveryId, ep.id],
+    );
+    if (!q.rows[0]) throw notFound('delivery');
+    res.status(202).json(deliveryOf(q.rows[0]));
+  });
+
+  return r;
+}

@@ -1,0 +1,188 @@
+/** `timeshare admin …`: tenants, API keys, quotas, pools and nodes (needs the admin key). */
+import type { Command } from 'commander';
+import { unwrap, type TimeshareClient } from '../../sdk/src/index.js';
+import { CliError, type Context } from '../context.js';
+import { emit, table } from '../output.js';
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Tenants are named by people and identified by the API: accept either. */
+async function tenantId(client: TimeshareClient, ref: string): Promise<string> {
+  if (uuid.test(ref)) return ref;
+  const { data } = await unwrap(client.GET('/v1/tenants'));
+  const t = data.find((x) => x.name === ref);
+  if (!t) throw new CliError('not_found', `no tenant named ${ref}`);
+  return t.id;
+}
+
+const int = (v: string) => Number.parseInt(v, 10);
+
+export function adminCommands(program: Command, ctx: () => Context): void {
+  const admin = program
+    .command('admin')
+    .description('administration (TIMESHARE_ADMIN_KEY or `login --admin-key`)');
+
+  const tenants = admin.command('tenants').description('tenants');
+  tenants
+    .command('create <name>')
+    .description('create a tenant; its API key is shown once')
+    .option('--weight <w>', 'fair-share weight', Number)
+    .action(async (name: string, opts: { weight?: number }) => {
+      const c = ctx();
+      const t = await unwrap((await c.admin()).POST('/v1/tenants', { body: { name, weight: opts.weight } }));
+      emit(c, t, () => console.log(`tenant ${t.id} ${t.name}\napi key (shown once): ${t.apiKey}`));
+    });
+  tenants
+    .command('list')
+    .description('all tenants')
+    .action(async () => {
+      const c = ctx();
+      const { data } = await unwrap((await c.admin()).GET('/v1/tenants'));
+      emit(c, data, () =>
+        console.log(
+          table(
+            ['id', 'name', 'weight', 'max active jobs', 'device h/month', 'created'],
+            data.map((t) => [
+              t.id,
+              t.name,
+              t.weight,
+              t.quota.maxActiveJobs,
+              t.quota.deviceHoursPerMonth,
+              t.createdAt,
+            ]),
+          ),
+        ),
+      );
+    });
+  tenants
+    .command('get <tenant>')
+    .description('one tenant (id or name)')
+    .action(async (ref: string) => {
+      const c = ctx();
+      const client = await c.admin();
+      const t = await unwrap(
+        client.GET('/v1/tenants/{id}', { params: { path: { id: await tenantId(client, ref) } } }),
+      );
+      emit(c, t, () => console.log(JSON.stringify(t, null, 2)));
+    });
+
+  const keys = admin.command('keys').description("tenants' API keys");
+  keys
+    .command('create <tenant>')
+    .description('another API key for a tenant (shown once)')
+    .action(async (ref: string) => {
+      const c = ctx();
+      const client = await c.admin();
+      const k = await unwrap(
+        client.POST('/v1/tenants/{id}/keys', { params: { path: { id: await tenantId(client, ref) } } }),
+      );
+      emit(c, k, () => console.log(`key ${k.id} (${k.prefix}…)\napi key (shown once): ${k.apiKey}`));
+    });
+  keys
+    .command('revoke <tenant> <keyId>')
+    .description('revoke a key')
+    .action(async (ref: string, keyId: string) => {
+      const c = ctx();
+      const client = await c.admin();
+      await unwrap(
+        client.DELETE('/v1/tenants/{id}/keys/{keyId}', {
+          params: { path: { id: await tenantId(client, ref), keyId } },
+        }),
+      );
+      emit(c, { revoked: keyId }, () => console.log(`revoked ${keyId}`));
+    });
+
+  const quota = admin.command('quota').description("tenants' quotas");
+  quota.command('get <tenant>').action(async (ref: string) => {
+    const c = ctx();
+    const client = await c.admin();
+    const q = await unwrap(
+      client.GET('/v1/tenants/{id}/quota', { params: { path: { id: await tenantId(client, ref) } } }),
+    );
+    emit(c, q, () => console.log(table(Object.keys(q), [Object.values(q)])));
+  });
+  quota
+    .command('set <tenant>')
+    .description('change some limits (the others stay)')
+    .option('--max-active-jobs <n>', 'jobs queued or running at once', int)
+    .option('--max-concurrent-devices <n>', 'devices in use at once', int)
+    .option('--max-devices-per-job <n>', 'devices one job may ask for', int)
+    .option('--device-hours-per-month <h>', 'device hours per calendar month', Number)
+    .action(
+      async (
+        ref: string,
+        opts: {
+          maxActiveJobs?: number;
+          maxConcurrentDevices?: number;
+          maxDevicesPerJob?: number;
+          deviceHoursPerMonth?: number;
+        },
+      ) => {
+        const c = ctx();
+        const client = await c.admin();
+        const q = await unwrap(
+          client.PUT('/v1/tenants/{id}/quota', {
+            params: { path: { id: await tenantId(client, ref) } },
+            body: opts,
+          }),
+        );
+        emit(c, q, () => console.log(table(Object.keys(q), [Object.values(q)])));
+      },
+    );
+
+  admin
+    .command('pools')
+    .description('device pools')
+    .action(async () => {
+      const c = ctx();
+      const { data } = await unwrap((await c.admin()).GET('/v1/pools'));
+      emit(c, data, () =>
+        console.log(
+          table(
+            ['name', 'device type', 'nodes', 'devices'],
+            data.map((p) => [p.name, p.deviceType, p.nodes, p.devices]),
+          ),
+        ),
+      );
+    });
+
+  const nodes = admin.command('nodes').description('worker nodes');
+  nodes.command('list').action(async () => {
+    const c = ctx();
+    const { data } = await unwrap((await c.admin()).GET('/v1/nodes'));
+    emit(c, data, () =>
+      console.log(
+        table(
+          ['id', 'name', 'pool', 'status', 'devices', 'last heartbeat'],
+          data.map((n) => [n.id, n.name, n.pool, n.status, n.devices.length, n.lastHeartbeatAt]),
+        ),
+      ),
+    );
+  });
+  nodes
+    .command('timeline <node>')
+    .description("a node's device-lock timeline: who held each device, when, in which stage")
+    .action(async (id: string) => {
+      const c = ctx();
+      const { data } = await unwrap(
+        (await c.admin()).GET('/v1/nodes/{id}/timeline', { params: { path: { id } } }),
+      );
+      emit(c, data, () =>
+        console.log(
+          table(
+            ['device', 'job', 'stage', 'start', 'end', 'reason'],
+            data.map((i) => [i.device, i.job, i.stage, i.start, i.end, i.reason]),
+          ),
+        ),
+      );
+    });
+  nodes
+    .command('key <name>')
+    .description('create a node key for a worker daemon (TIMESHARE_NODE_KEY; shown once)')
+    .action(async (name: string) => {
+      const c = ctx();
+      // The route reads an optional `name` that its OpenAPI entry does not declare yet.
+      const k = await unwrap((await c.admin()).POST('/v1/node-keys', { body: { name } as never }));
+      emit(c, k, () => console.log(`node key ${k.id}\nTIMESHARE_NODE_KEY=${k.apiKey}`));
+    });
+}

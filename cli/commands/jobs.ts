@@ -1,0 +1,108 @@
+/** `timeshare submit` and `timeshare jobs list|get|cancel|wait`. */
+import type { Command } from 'commander';
+import { unwrap, type Job, type JobSpec } from '../../sdk/src/index.js';
+import { CliError, type Context } from '../context.js';
+import { describeJob } from '../format.js';
+import { emit, table } from '../output.js';
+import { readSpecFile } from '../spec-file.js';
+
+export const finalStatuses = new Set(['succeeded', 'failed', 'cancelled']);
+
+async function getJob(ctx: Context, id: string): Promise<Job> {
+  const client = await ctx.tenant();
+  return unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } }));
+}
+
+export function jobCommands(program: Command, ctx: () => Context): void {
+  program
+    .command('submit <file>')
+    .description('submit a job spec (YAML or JSON); prints its id, queue position and ETA')
+    .option('--idempotency-key <key>', 'the same key and spec return the same job (safe retries)')
+    .action(async (file: string, opts: { idempotencyKey?: string }) => {
+      const c = ctx();
+      const spec = (await readSpecFile(file)) as JobSpec;
+      const client = await c.tenant();
+      const created = await unwrap(
+        client.POST('/v1/jobs', {
+          body: spec,
+          params: { header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {} },
+        }),
+      );
+      // The submit answer is written before the scheduler has looked; the job's own page carries
+      // its queue position, ETA and wait reason as soon as they are known.
+      const job = await getJob(c, created.id).catch(() => created);
+      emit(c, job, () => console.log(describeJob(job).join('\n')));
+    });
+
+  const jobs = program.command('jobs').description('list, inspect, cancel and wait for your jobs');
+  jobs
+    .command('list')
+    .description('your jobs, newest first')
+    .option('--status <status>', 'only jobs in this status')
+    .option('--name <name>', 'only jobs with this name')
+    .option('--limit <n>', 'at most this many', (v) => Number(v), 20)
+    .option('--after <cursor>', 'the nextCursor of a previous page')
+    .action(async (opts: { status?: Job['status']; name?: string; limit: number; after?: string }) => {
+      const c = ctx();
+      const client = await c.tenant();
+      const page = await unwrap(client.GET('/v1/jobs', { params: { query: opts } }));
+      emit(c, page, () => {
+        const rows = page.data.map((j) => [
+          j.id,
+          j.name,
+          j.status,
+          j.queuePosition,
+          j.estimatedStartAt,
+          j.waitReason,
+          j.createdAt,
+        ]);
+        console.log(table(['id', 'name', 'status', 'queue', 'eta', 'waiting for', 'created'], rows));
+        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
+      });
+    });
+
+  jobs
+    .command('get <id>')
+    .description('one job, with its queue position, ETA and wait reason while queued')
+    .action(async (id: string) => {
+      const c = ctx();
+      const job = await getJob(c, id);
+      emit(c, job, () => console.log(describeJob(job).join('\n')));
+    });
+
+  jobs
+    .command('cancel <id>')
+    .description('cancel a job (idempotent)')
+    .action(async (id: string) => {
+      const c = ctx();
+      const client = await c.tenant();
+      const job = await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }));
+      emit(c, job, () => console.log(`job ${job.id} ${job.status}`));
+    });
+
+  jobs
+    .command('wait <id>')
+    .description('wait until the job finishes; exits 0 if it succeeded, 1 otherwise')
+    .option('--interval <seconds>', 'poll period', (v) => Number(v), 2)
+    .option('--timeout <seconds>', 'give up after this long (exit 2)', (v) => Number(v))
+    .action(async (id: string, opts: { interval: number; timeout?: number }) => {
+      const c = ctx();
+      const deadline = opts.timeout ? Date.now() + opts.timeout * 1000 : Infinity;
+      let last = '';
+      for (;;) {
+        const job = await getJob(c, id);
+        if (!c.json && job.status !== last) console.error(`${new Date().toISOString()}  ${job.status}`);
+        last = job.status;
+        if (finalStatuses.has(job.status)) {
+          emit(c, job, () => console.log(describeJob(job).join('\n')));
+          if (job.status !== 'succeeded') process.exitCode = 1;
+          return;
+        }
+        if (Date.now() > deadline) {
+          process.exitCode = 2;
+          throw new CliError('timeout', `job ${id} still ${job.status} after ${opts.timeout} s`);
+        }
+        await new Promise((r) => setTimeout(r, opts.interval * 1000));
+      }
+    });
+}

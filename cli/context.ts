@@ -1,0 +1,90 @@
+/**
+ * What every command gets: where the API is, the output mode, and SDK clients as a tenant (a
+ * cached token, renewed from the stored API key shortly before it expires) or as an admin.
+ */
+import { createTimeshareClient, unwrap, type TimeshareClient } from '../sdk/src/index.js';
+import { readCredentials, writeCredentials, type Credentials } from './config.js';
+
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+/** Renew this long before expiry, so a token never lapses between check and use. */
+const RENEW_BEFORE_MS = 60_000;
+
+export interface GlobalOptions {
+  apiUrl?: string;
+  json?: boolean;
+}
+
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Context {
+  json: boolean;
+  apiUrl: string;
+  tenant(): Promise<TimeshareClient>;
+  admin(): Promise<TimeshareClient>;
+  anonymous(): TimeshareClient;
+}
+
+export function apiUrlOf(opts: GlobalOptions, creds: Credentials): string {
+  return opts.apiUrl ?? process.env.TIMESHARE_API_URL ?? creds.apiUrl ?? DEFAULT_API_URL;
+}
+
+export async function exchangeKey(apiUrl: string, apiKey: string) {
+  const client = createTimeshareClient({ baseUrl: apiUrl });
+  return unwrap(client.POST('/v1/auth/token', { body: { apiKey } }));
+}
+
+export function createContext(opts: GlobalOptions): Context {
+  let creds: Credentials | null = null;
+  const load = async () => (creds ??= await readCredentials());
+  const json = opts.json ?? false;
+  const ctx: Context = {
+    json,
+    apiUrl: apiUrlOf(opts, {}),
+    async tenant() {
+      const c = await load();
+      ctx.apiUrl = apiUrlOf(opts, c);
+      const envKey = process.env.TIMESHARE_API_KEY;
+      if (!c.apiKey && !c.token && !envKey) {
+        throw new CliError('not_logged_in', 'not logged in: run `timeshare login` first');
+      }
+      // With TIMESHARE_API_KEY (scripts, CI) the token lives in memory only; otherwise in the
+      // credentials file. The SDK asks before every request, so a long `logs -f` renews too.
+      const held: Credentials = envKey ? { apiKey: envKey } : c;
+      const token = async () => {
+        if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now()) {
+          return held.token;
+        }
+        if (!held.apiKey)
+          throw new CliError('token_expired', 'the token expired: run `timeshare login` again');
+        const t = await exchangeKey(ctx.apiUrl, held.apiKey);
+        Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
+        if (!envKey) await writeCredentials(held);
+        return t.token;
+      };
+      return createTimeshareClient({ baseUrl: ctx.apiUrl, token });
+    },
+    async admin() {
+      const c = await load();
+      ctx.apiUrl = apiUrlOf(opts, c);
+      const key = process.env.TIMESHARE_ADMIN_KEY ?? c.adminKey;
+      if (!key) {
+        throw new CliError(
+          'not_logged_in',
+          'admin commands need TIMESHARE_ADMIN_KEY or `timeshare login --admin-key`',
+        );
+      }
+      return createTimeshareClient({ baseUrl: ctx.apiUrl, token: key });
+    },
+    anonymous() {
+      return createTimeshareClient({ baseUrl: ctx.apiUrl });
+    },
+  };
+  return ctx;
+}

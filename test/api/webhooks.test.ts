@@ -1,0 +1,55 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+
+// The operator's default: endpoints on private or loopback addresses are refused.
+let h: Harness;
+let a: TestTenant;
+let b: TestTenant;
+before(async () => {
+  h = await startHarness();
+  a = await h.createTenant();
+  b = await h.createTenant();
+});
+after(() => h.close());
+
+test('URLs on loopback or private addresses, or not http(s), are refused with param url', async () => {
+  for (const url of [
+    'http://127.0.0.1:8080/hook',
+    'http://localhost/hook',
+    'http://10.0.0.5/hook',
+    'http://192.168.1.10/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::1]/hook',
+    'file:///etc/passwd',
+  ]) {
+    const r = await a.as(h.http.post('/v1/webhooks')).send({ url }).expect(400);
+    assert.equal(r.body.error.code, 'invalid_request', url);
+    assert.equal(r.body.error.param, 'url', url);
+  }
+  const unknownEvent = await a
+    .as(h.http.post('/v1/webhooks'))
+    .send({ url: 'https://93.184.216.34/hook', events: ['job.exploded'] })
+    .expect(400);
+  assert.equal(unknownEvent.body.error.param, 'events.0');
+});
+
+test("an endpoint is its tenant's only: listing, deliveries, replay and delete are 404 to others", async () => {
+  const created = await a
+    .as(h.http.post('/v1/webhooks'))
+    .send({ url: 'https://93.184.216.34/hook', events: ['job.failed', 'job.succeeded'], description: 'ops' })
+    .expect(201);
+  assert.match(created.body.secret, /^whsec_/);
+  assert.deepEqual(created.body.events, ['job.failed', 'job.succeeded']);
+  const id = created.body.id;
+  assert.equal((await b.as(h.http.get('/v1/webhooks')).expect(200)).body.data.length, 0);
+  await b.as(h.http.get(`/v1/webhooks/${id}/deliveries`)).expect(404);
+  await b.as(h.http.delete(`/v1/webhooks/${id}`)).expect(404);
+  await a
+    .as(h.http.post(`/v1/webhooks/${id}/deliveries/00000000-0000-4000-8000-000000000000/replay`))
+    .expect(404);
+  assert.deepEqual((await a.as(h.http.get(`/v1/webhooks/${id}/deliveries`)).expect(200)).body.data, []);
+  await a.as(h.http.delete(`/v1/webhooks/${id}`)).expect(204);
+  assert.equal((await a.as(h.http.get('/v1/webhooks')).expect(200)).body.data.length, 0);
+  await h.admin(h.http.get('/v1/webhooks')).expect(403);
+});

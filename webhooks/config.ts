@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { allowPrivateWebhooksSchema, logLevelSchema, parseConfig } from '../common/config.js';
+
+const schema = z.object({
+  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
+  LOG_LEVEL: logLevelSchema,
+  TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
+  /** How often new job events are fanned out and due deliveries sent. */
+  TIMESHARE_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(500),
+  /** First retry delay; each further retry doubles it, up to TIMESHARE_WEBHOOK_RETRY_MAX_MS. */
+  TIMESHARE_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5_000),
+  TIMESHARE_WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
+  /** A message is retried for this long after its event, then marked failed (replayable). */
+  TIMESHARE_WEBHOOK_MAX_AGE_HOURS: z.coerce.number().min(0.001).default(72),
+  TIMESHARE_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Deliveries sent at once. */
+  TIMESHARE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+});
+
+export type WebhookConfig = Readonly<z.output<typeof schema>>;
+
+export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
+  return parseConfig(schema, env);
+}

@@ -1,0 +1,74 @@
+/**
+ * Entry point of the webhook dispatcher: `node dist/webhooks/main.js`. A process of its own rather
+ * than part of the API: slow or failing receivers must not take the API's connections, CPU or
+ * event loop from submissions, and N API processes would each re-read the same events. Everything
+ * it knows is in PostgreSQL (cursor, deliveries, their next attempt), so a restart resumes where
+ * it stopped; several dispatchers can still run at once (idempotent fan-out, SKIP LOCKED claims).
+ */
+import pg from 'pg';
+import { createLogger } from '../common/logger.js';
+import { loadWebhookConfig } from './config.js';
+import { dispatchDue } from './dispatch.js';
+import { ensureCursor, fanOut } from './fan-out.js';
+
+const config = loadWebhookConfig();
+const logger = createLogger('webhooks', config.LOG_LEVEL);
+const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
+pool.on('error', () => {
+  // An idle client lost its connection; the pool replaces it.
+});
+const FAN_OUT_BATCH = 1000;
+const options = {
+  concurrency: config.TIMESHARE_WEBHOOK_CONCURRENCY,
+  timeoutMs: config.TIMESHARE_WEBHOOK_TIMEOUT_MS,
+  retryBaseMs: config.TIMESHARE_WEBHOOK_RETRY_BASE_MS,
+  retryMaxMs: config.TIMESHARE_WEBHOOK_RETRY_MAX_MS,
+  allowPrivate: config.TIMESHARE_WEBHOOK_ALLOW_PRIVATE,
+};
+
+let stopping = false;
+let timer: NodeJS.Timeout | undefined;
+
+async function round(): Promise<void> {
+  await fanOut(pool, { limit: FAN_OUT_BATCH, maxAgeHours: config.TIMESHARE_WEBHOOK_MAX_AGE_HOURS });
+  // A full batch means more is due: send again at once instead of after the poll period.
+  while (!stopping && (await dispatchDue(pool, options, logger)) === options.concurrency);
+}
+
+let current: Promise<void> = Promise.resolve();
+function schedule(): void {
+  if (stopping) return;
+  timer = setTimeout(() => {
+    current = round()
+      .catch((err) => logger.warn({ err }, 'webhook round failed'))
+      .finally(schedule);
+  }, config.TIMESHARE_WEBHOOK_POLL_MS);
+}
+
+async function main(): Promise<void> {
+  await ensureCursor(pool);
+  logger.info(
+    { allowPrivate: options.allowPrivate, pollMs: config.TIMESHARE_WEBHOOK_POLL_MS },
+    'webhook dispatcher started',
+  );
+  current = round().catch((err) => logger.warn({ err }, 'webhook round failed'));
+  await current;
+  schedule();
+}
+
+async function shutdown(signal: string): Promise<void> {
+  logger.info({ signal }, 'shutting down');
+  stopping = true;
+  clearTimeout(timer);
+  // In-flight sends finish (bounded by the timeout); a delivery cut short is retried after its lease.
+  await current;
+  await pool.end();
+  process.exit(0);
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));
+
+main().catch((err) => {
+  logger.fatal({ err }, 'webhook dispatcher failed to start');
+  process.exit(1);
+});
