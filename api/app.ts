@@ -4,7 +4,6 @@
  * credential that is present and invalid), rate limit, body parsing with a size limit, routes, JSON
  * 404, the one error handler.
  */
-import { queueRoutes } from './routes/queue.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { requestLog } from './http/request-log.js';
