@@ -127,7 +127,7 @@ test(
 
     launcher.kill('SIGKILL');
     const children = pids();
-    assert.equal(children.length, 5, 'api (twice), two schedulers, worker');
+    assert.equal(children.length, 6, 'api (twice), two schedulers, webhook dispatcher, worker');
     await waitFor(
       'every child of the killed launcher to stop',
       async () => children.every((p) => !alive(p)) && !(await portOpen()),
