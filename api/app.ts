@@ -1,16 +1,18 @@
 /**
  * The API's request handler: the submission fast path first, then the Express application. Order
  * in Express matters: request id + logging, metrics, auth (identifies the caller; rejects only a
- * credential that is present and invalid), rate limit, body parsing with a size limit, routes, JSON
- * 404, the one error handler.
+ * credential that is present and invalid), the route gate (path decodes, per-address limit without
+ * credentials, 404/405, 401 where credentials are needed), per-principal rate limit, body parsing
+ * with a size limit for routes that declare a body, routes, JSON 404, the one error handler.
  */
-import { queueRoutes } from './routes/queue.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import { requestLog } from './http/request-log.js';
 import { authenticate, identifier } from './auth/middleware.js';
 import { errorHandler, notFoundRoute } from './http/errors.js';
 import { createRateLimiter, rateLimit } from './http/rate-limit.js';
+import { declaredBody, routeGate } from './http/route-gate.js';
+import { compileRoutes, routesOf } from './http/route-table.js';
 import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
@@ -20,6 +22,7 @@ import { infraRoutes } from './routes/infra.js';
 import { jobDataRoutes } from './routes/job-data.js';
 import { jobRoutes } from './routes/jobs.js';
 import { nodeJobRoutes } from './routes/node-jobs.js';
+import { queueRoutes } from './routes/queue.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { usageRoutes } from './routes/usage.js';
 import type { ApiDeps } from './deps.js';
@@ -35,6 +38,7 @@ export function createRequestHandler(deps: ApiDeps): RequestHandler {
       jwtSecret: deps.config.TIMESHARE_JWT_SECRET,
     }),
     limiter: createRateLimiter(deps.config.TIMESHARE_RATE_LIMIT_PER_SECOND),
+    addressLimiter: createRateLimiter(deps.config.TIMESHARE_ADDRESS_RATE_LIMIT_PER_SECOND),
     submit: createSubmitter(deps),
   };
   const fast = submitFastPath(deps, parts);
@@ -50,24 +54,29 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const registry = createRegistry();
+  let document: unknown = null;
+  // Job routes first: they carry nearly all traffic, and Express tries routers in order. Built
+  // before the stack below, which needs the routes they declare.
+  const routers = [
+    jobRoutes(deps, registry, parts.submit),
+    healthRoutes(deps, registry, () => (document ??= generateDocument(registry))),
+    authRoutes(deps, registry),
+    tenantRoutes(deps, registry),
+    jobDataRoutes(deps, registry),
+    usageRoutes(deps, registry),
+    infraRoutes(deps, registry),
+    queueRoutes(deps, registry),
+    nodeJobRoutes(deps, registry),
+  ];
+
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);
   app.use(authenticate(parts.identify));
+  app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));
-  app.use(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false }));
-
-  const registry = createRegistry();
-  let document: unknown = null;
-  // Job routes first: they carry nearly all traffic, and Express tries routers in order.
-  app.use(jobRoutes(deps, registry, parts.submit));
-  app.use(healthRoutes(deps, registry, () => (document ??= generateDocument(registry))));
-  app.use(authRoutes(deps, registry));
-  app.use(tenantRoutes(deps, registry));
-  app.use(jobDataRoutes(deps, registry));
-  app.use(usageRoutes(deps, registry));
-  app.use(infraRoutes(deps, registry));
-  app.use(queueRoutes(deps, registry));
-  app.use(nodeJobRoutes(deps, registry));
+  app.use(declaredBody(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false })));
+  for (const router of routers) app.use(router);
 
   app.use(notFoundRoute);
   app.use(errorHandler);

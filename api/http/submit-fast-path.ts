@@ -15,10 +15,11 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import bytes from 'bytes';
 import { parse as parseContentType } from 'content-type';
 import { ApiError } from '../../common/errors.js';
-import { checkRole, type Identify } from '../auth/middleware.js';
+import { checkRole, missingCredentials, type Identify } from '../auth/middleware.js';
 import { sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { sendError } from './errors.js';
-import { rateLimited, type RateLimiter } from './rate-limit.js';
+import { clientAddress, rateLimited, type RateLimiter } from './rate-limit.js';
+import { refuseBody } from './route-gate.js';
 import { beginRequest } from './request-log.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -92,6 +93,8 @@ export const takesRequest = (req: Pick<IncomingMessage, 'method' | 'url' | 'head
 export interface FastPathParts {
   identify: Identify;
   limiter: RateLimiter;
+  /** For callers without credentials (see route-gate.ts). */
+  addressLimiter: RateLimiter;
   submit: SubmitJob;
 }
 
@@ -104,8 +107,14 @@ export function submitFastPath(deps: ApiDeps, parts: FastPathParts) {
   const { logger, metrics } = deps;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // The Express order: authenticate, rate limit, parse the body, then the route's role check.
+    // The Express order: authenticate; without credentials the address limit, then 401 before the
+    // body is read (route-gate.ts); rate limit, parse the body, then the route's role check.
     const principal = parts.identify(req.headers.authorization);
+    if (!principal) {
+      refuseBody(req, res);
+      const refused = parts.addressLimiter.takeKey(clientAddress(req.socket));
+      throw refused === null ? missingCredentials() : rateLimited(parts.addressLimiter, refused);
+    }
     const wait = parts.limiter.take(principal);
     if (wait !== null) throw rateLimited(parts.limiter, wait);
     const body = await readJson(req, res, limit);

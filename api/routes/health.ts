@@ -31,6 +31,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/healthz',
+    operationId: 'getHealth',
+    description: 'Answers while the process serves requests.',
     summary: 'Liveness',
     tags: ['ops'],
     auth: false,
@@ -43,6 +45,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/readyz',
+    operationId: 'getReadiness',
+    description: 'PostgreSQL and Redis answer within 2 s: 200, else 503 naming the failed check.',
     summary: 'Readiness: PostgreSQL and Redis reachable',
     tags: ['ops'],
     auth: false,
@@ -60,6 +64,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/metrics',
+    operationId: 'getPrometheusMetrics',
+    description: 'Request latencies, submissions, admission batches, in the Prometheus text format.',
     summary: 'Prometheus metrics',
     tags: ['ops'],
     auth: false,
@@ -74,6 +80,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    description: 'The OpenAPI 3.1 document of this API, generated from the schemas that validate requests.',
     summary: 'This document',
     tags: ['ops'],
     auth: false,

@@ -8,14 +8,18 @@ import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import {
   apiKeyCreatedSchema,
+  createKeySchema,
   createTenantSchema,
+  pageQuery,
   quotaSchema,
   quotaUpdateSchema,
   tenantCreatedSchema,
+  tenantListSchema,
   tenantSchema,
   uuidParam,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
+import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import type { ApiDeps } from '../deps.js';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 
@@ -64,10 +68,13 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/tenants',
+    operationId: 'createTenant',
+    description: 'The tenant gets the default quota and a first API key, shown only in this response.',
     summary: 'Create a tenant with its quota and first API key (the key is shown once)',
     tags: ['tenants'],
     request: { body: { content: { 'application/json': { schema: createTenantSchema } } } },
-    responses: { 201: json(tenantCreatedSchema, 'Created'), 409: json(tenantCreatedSchema, 'Name taken') },
+    errors: ['conflict'],
+    responses: { 201: json(tenantCreatedSchema, 'Created') },
   });
   r.post('/v1/tenants', admin, async (req, res) => {
     const body = parseOrThrow(createTenantSchema, req.body);
@@ -97,18 +104,31 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants',
+    operationId: 'listTenants',
+    description: 'Tenants in creation order; pages of `limit`, the next one `after` the `nextCursor`.',
     summary: 'List tenants',
     tags: ['tenants'],
-    responses: { 200: json(z.object({ data: z.array(tenantSchema) })) },
+    request: { query: pageQuery },
+    responses: { 200: json(tenantListSchema) },
   });
-  r.get('/v1/tenants', admin, async (_req, res) => {
-    const tenants = await prisma.tenant.findMany({ include: { quota: true }, orderBy: { createdAt: 'asc' } });
-    res.json({ data: tenants.map(tenantView) });
+  r.get('/v1/tenants', admin, async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    const c = q.after ? decodeTimeCursor(q.after) : null;
+    const tenants = await prisma.tenant.findMany({
+      include: { quota: true },
+      where: c ? { OR: [{ createdAt: { gt: c.at } }, { createdAt: c.at, id: { gt: c.id } }] } : undefined,
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: q.limit + 1,
+    });
+    const { data, nextCursor } = page(tenants, q.limit, (t) => encodeCursor(t.createdAt.toISOString(), t.id));
+    res.json({ data: data.map(tenantView), nextCursor });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants/{id}',
+    operationId: 'getTenant',
+    description: 'A tenant with its quota.',
     summary: 'Get a tenant',
     tags: ['tenants'],
     request: { params: idParams },
@@ -121,14 +141,19 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/tenants/{id}/keys',
+    operationId: 'createTenantKey',
+    description: 'Another API key for the tenant, optionally named; the key is shown only in this response.',
     summary: 'Create another API key for a tenant (shown once)',
     tags: ['tenants'],
-    request: { params: idParams },
+    request: {
+      params: idParams,
+      body: { required: false, content: { 'application/json': { schema: createKeySchema } } },
+    },
     responses: { 201: json(apiKeyCreatedSchema, 'Created') },
   });
   r.post('/v1/tenants/:id/keys', admin, async (req, res) => {
+    const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
     const t = await findTenant(req.params.id as string);
-    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
     const key = generateApiKey('tenant');
     const row = await prisma.apiKey.create({
       data: { role: 'tenant', tenantId: t.id, prefix: key.prefix, hash: key.hash, name },
@@ -139,6 +164,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'delete',
     path: '/v1/tenants/{id}/keys/{keyId}',
+    operationId: 'revokeTenantKey',
+    description: 'The key mints no more tokens; revoking a revoked key is a no-op.',
     summary: 'Revoke an API key (tokens already minted expire on their own)',
     tags: ['tenants'],
     request: { params: z.object({ id: z.uuid(), keyId: z.uuid() }) },
@@ -162,6 +189,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants/{id}/quota',
+    operationId: 'getTenantQuota',
+    description: "The tenant's limits.",
     summary: "Get a tenant's quota",
     tags: ['tenants'],
     request: { params: idParams },
@@ -175,6 +204,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'put',
     path: '/v1/tenants/{id}/quota',
+    operationId: 'updateTenantQuota',
+    description: 'Fields left out keep their value.',
     summary: "Update a tenant's quota (fields left out keep their value)",
     tags: ['tenants'],
     request: { params: idParams, body: { content: { 'application/json': { schema: quotaUpdateSchema } } } },
@@ -190,12 +221,15 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/node-keys',
+    operationId: 'createNodeKey',
+    description: 'A credential a worker daemon exchanges for tokens; shown only in this response.',
     summary: 'Create a node credential for a worker daemon (shown once)',
     tags: ['nodes'],
+    request: { body: { required: false, content: { 'application/json': { schema: createKeySchema } } } },
     responses: { 201: json(apiKeyCreatedSchema, 'Created') },
   });
   r.post('/v1/node-keys', admin, async (req, res) => {
-    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
+    const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
     const key = generateApiKey('node');
     const row = await prisma.apiKey.create({
       data: { role: 'node', prefix: key.prefix, hash: key.hash, name },

@@ -13,9 +13,13 @@ export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/usage',
+    operationId: 'getUsage',
+    description:
+      'Device-seconds this calendar month (UTC), job counts, what the quota leaves, and the share of each pool from the last scheduling round.',
     summary:
       'Device-seconds used this month, active/queued/running jobs, remaining quota, share of each pool',
     tags: ['usage'],
+    errors: ['not_found'],
     responses: { 200: json(usageSchema) },
   });
   r.get('/v1/usage', requireRole('tenant'), async (req, res) => {
