@@ -57,9 +57,8 @@ function errorResponses(codes: readonly ErrorCode[]): RouteConfig['responses'] {
   return out;
 }
 
-/** What any request can meet before or around its route: bad path or headers, limits, failures. */
+/** What any request can meet before or around its route: bad headers, limits, failures. */
 const everywhere: ErrorCode[] = [
-  'invalid_request',
   'unauthorized', // an invalid Authorization header is refused on every route, public ones too
   'method_not_allowed',
   'request_header_fields_too_large',
@@ -71,7 +70,7 @@ const everywhere: ErrorCode[] = [
 export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'operationId' | 'description'> {
   operationId: string;
   description: string;
-  tags: [string];
+  tags: [keyof typeof tags];
   /** Success (and other non-error) responses; error responses are derived, see `errors`. */
   responses: RouteConfig['responses'];
   /** Needs credentials (default). */
@@ -84,19 +83,32 @@ export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'opera
 
 /**
  * Registers a path with the error responses its shape implies: every route's (`everywhere`),
- * 403 with credentials, 404 with a path parameter, 413 with a body, plus the route's own `errors`.
+ * 400 with anything to validate (path parameters, query, body), 403 with credentials, 404 with a
+ * path parameter, 413 with a body, plus the route's own `errors`.
  */
 export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration): void {
   const { auth = true, perAddress = false, errors = [], ...config } = route;
   const body = config.request?.body !== undefined;
   const codes: ErrorCode[] = [...everywhere, ...errors];
+  const params = config.path.includes('{');
+  if (params || body || config.request?.query) codes.push('invalid_request');
   if (auth) codes.push('forbidden');
-  if (config.path.includes('{')) codes.push('not_found');
+  if (params) codes.push('not_found');
   if (body) codes.push('payload_too_large');
   const responses: RouteConfig['responses'] = { ...errorResponses(codes), ...config.responses };
   registry.registerPath({ ...config, responses, security: auth ? [{ bearer: [] }] : [] });
   recordRoute(registry, { method: config.method.toUpperCase(), path: config.path, auth, body, perAddress });
 }
+
+/** The tags routes may carry (the document's lint refuses others). */
+const tags = {
+  auth: 'Exchanging API keys for tokens',
+  jobs: 'Submitting, listing and cancelling jobs; their events, metrics and checkpoints',
+  tenants: 'Tenants, their API keys and quotas (admin)',
+  nodes: 'Pools and worker nodes: admin views, and the routes worker daemons call',
+  usage: "A tenant's usage and remaining quota",
+  ops: 'Health, readiness, Prometheus metrics and this document',
+} as const;
 
 export function generateDocument(registry: OpenAPIRegistry) {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -113,5 +125,6 @@ export function generateDocument(registry: OpenAPIRegistry) {
           .join(', '),
     },
     servers: [{ url: '/' }],
+    tags: Object.entries(tags).map(([name, description]) => ({ name, description })),
   });
 }

@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
+import { ApiError } from '../../common/errors.js';
 import { json, registerRoute } from '../http/openapi.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -50,15 +51,18 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
     summary: 'Readiness: PostgreSQL and Redis reachable',
     tags: ['ops'],
     auth: false,
-    responses: { 200: json(status), 503: json(status, 'Not ready') },
+    responses: { 200: json(status) },
   });
   r.get('/readyz', async (_req, res) => {
     const [postgres, redis] = await Promise.all([
       check(() => deps.db.pool.query('SELECT 1')),
       check(() => deps.redis.ping()),
     ]);
-    const ok = postgres === 'ok' && redis === 'ok';
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks: { postgres, redis } });
+    // Not ready is a 503 in the one error shape (503 `unavailable` is what any route answers when a
+    // dependency is down), naming the checks that failed.
+    if (postgres !== 'ok' || redis !== 'ok')
+      throw new ApiError('unavailable', `not ready: postgres: ${postgres}; redis: ${redis}`);
+    res.json({ status: 'ready', checks: { postgres, redis } });
   });
 
   registerRoute(registry, {
