@@ -13,6 +13,7 @@ import { errorHandler, notFoundRoute } from './http/errors.js';
 import { createRateLimiter, rateLimit } from './http/rate-limit.js';
 import { declaredBody, routeGate } from './http/route-gate.js';
 import { compileRoutes, routesOf } from './http/route-table.js';
+import { refuseNul } from './http/nul-guard.js';
 import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
@@ -75,7 +76,22 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.use(authenticate(parts.identify));
   app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));
-  app.use(declaredBody(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false })));
+  app.use(
+    declaredBody(
+      express.json({
+        limit: deps.config.TIMESHARE_BODY_LIMIT,
+        strict: false,
+        // body-parser parses in its own scope: the text is checked here, the parsed body below.
+        verify: (req, _res, buf) => {
+          (req as express.Request).bodyText = buf;
+        },
+      }),
+    ),
+  );
+  app.use((req, _res, next) => {
+    if (req.bodyText) refuseNul(req.bodyText, req.body);
+    next();
+  });
   for (const router of routers) app.use(router);
 
   app.use(notFoundRoute);

@@ -15,6 +15,8 @@ declare module 'express-serve-static-core' {
   interface Request {
     /** The declared route this request matched (set by the gate). */
     routeEntry?: RouteEntry;
+    /** The raw JSON body, kept by the body parser for the NUL check (nul-guard.ts). */
+    bodyText?: Buffer;
   }
 }
 

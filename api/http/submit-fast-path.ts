@@ -20,6 +20,7 @@ import { sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { sendError } from './errors.js';
 import { clientAddress, rateLimited, type RateLimiter } from './rate-limit.js';
 import { refuseBody } from './route-gate.js';
+import { refuseNul } from './nul-guard.js';
 import { beginRequest } from './request-log.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -77,11 +78,18 @@ function readJson(req: IncomingMessage, res: ServerResponse, limit: number): Pro
       let text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       if (!text) return resolve({});
+      let body: unknown;
       try {
-        resolve(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
-        reject(new ApiError('invalid_request', 'request body is not valid JSON'));
+        return reject(new ApiError('invalid_request', 'request body is not valid JSON'));
       }
+      try {
+        refuseNul(text, body);
+      } catch (err) {
+        return reject(err);
+      }
+      resolve(body);
     });
   });
 }

@@ -94,6 +94,22 @@ describe('NUL in text the API stores or queries is a 400', () => {
       assert.deepEqual(slow.body, fast.body);
     }
   });
+  test('any body string, keys included, on every route that takes a body (jsonb cannot hold NUL either)', async () => {
+    const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'n' }).expect(201);
+    const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+    const node = (r: import('supertest').Test) => r.set('Authorization', `Bearer ${tok.body.token}`);
+    const devices = [{ index: 0, kind: 'cpu', memoryBytes: 1, freeMemoryBytes: 1 }];
+    const body = { name: 'n1', labels: { zone: 'a\u0000' }, devices };
+    const res = await node(h.http.post('/v1/nodes/register')).send(body).expect(400);
+    assert.equal(res.body.error.param, 'labels.zone');
+    const keyed = await node(h.http.post('/v1/nodes/register'))
+      .send({ ...body, labels: { ['z\u0000']: 'a' } })
+      .expect(400);
+    assert.equal(keyed.body.error.param, 'labels.z\u0000');
+    await node(h.http.post('/v1/nodes/register'))
+      .send({ ...body, labels: { zone: 'a' } })
+      .expect(200);
+  });
   test('query values', async () => {
     assertError((await t.as(h.http.get('/v1/jobs?name=a%00b')).expect(400)).body, 'invalid_request');
     assertError(

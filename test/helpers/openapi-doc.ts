@@ -77,7 +77,9 @@ export class DocumentOracle {
     if (!item) return `no path ${path}`;
     const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
     const op = item[m];
-    const declaredOn = op ?? (status === 405 ? Object.values(item)[0] : undefined);
+    // A method the path lacks is refused before any route (401, 405, 429, 431…): statuses every
+    // operation of the path declares.
+    const declaredOn = op ?? Object.values(item)[0];
     const response = declaredOn?.responses[String(status)];
     if (!response) return `${method} ${path}: status ${status} is not documented`;
     if (method.toLowerCase() === 'head' || !contentType?.startsWith('application/json')) return null;
