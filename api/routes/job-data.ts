@@ -16,6 +16,8 @@ import {
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { listEvents, type EventRow } from '../jobs/events.js';
+import { listMetrics } from '../jobs/list-metrics.js';
+import { findOwnJob } from '../jobs/own-job.js';
 import type { ApiDeps } from '../deps.js';
 
 const SSE_HEARTBEAT_MS = 15_000;
@@ -29,12 +31,9 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   async function ownJobStatus(req: Request): Promise<{ id: string; status: JobStatus }> {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const q = await pool.query('SELECT id, status FROM jobs WHERE id = $1 AND tenant_id = $2', [
-      id,
-      tenantOf(req),
-    ]);
-    if (!q.rows[0]) throw notFound('job');
-    return q.rows[0];
+    const job = await findOwnJob(pool, tenantOf(req), id);
+    if (!job) throw notFound('job');
+    return job;
   }
 
   registerRoute(registry, {
@@ -149,24 +148,13 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       throw new ApiError('invalid_request', 'from_step must not exceed to_step', 'from_step');
     }
     const job = await ownJobStatus(req);
-    const params: unknown[] = [job.id];
-    const where = ['job_id = $1'];
-    if (q.name) where.push(`name = $${params.push(q.name)}`);
-    if (q.from_step !== undefined) where.push(`step >= $${params.push(q.from_step)}`);
-    if (q.to_step !== undefined) where.push(`step <= $${params.push(q.to_step)}`);
-    const rows = await pool.query(
-      `SELECT step, name, value, created_at FROM metrics WHERE ${where.join(' AND ')}
-        ORDER BY step, name LIMIT $${params.push(q.limit)}`,
-      params,
-    );
-    res.json({
-      data: rows.rows.map((m) => ({
-        step: m.step,
-        name: m.name,
-        value: m.value,
-        createdAt: m.created_at.toISOString(),
-      })),
+    const data = await listMetrics(pool, job.id, {
+      name: q.name,
+      fromStep: q.from_step,
+      toStep: q.to_step,
+      limit: q.limit,
     });
+    res.json({ data });
   });
 
   registerRoute(registry, {

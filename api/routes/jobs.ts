@@ -13,7 +13,9 @@ import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
-import { jobFromRow, serializeJob } from '../jobs/serialize.js';
+import { serializeJob } from '../jobs/serialize.js';
+import { findOwnJob } from '../jobs/own-job.js';
+import { listJobs } from '../jobs/list-jobs.js';
 import type { ApiDeps } from '../deps.js';
 
 const idParams = z.object({ id: z.uuid() });
@@ -26,9 +28,9 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   async function ownJob(req: Request) {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const q = await pool.query('SELECT * FROM jobs WHERE id = $1 AND tenant_id = $2', [id, tenantOf(req)]);
-    if (!q.rows[0]) throw notFound('job');
-    return jobFromRow(q.rows[0]);
+    const job = await findOwnJob(pool, tenantOf(req), id);
+    if (!job) throw notFound('job');
+    return job;
   }
 
   registerRoute(registry, {
@@ -67,21 +69,13 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   });
   r.get('/v1/jobs', tenantOnly, async (req, res) => {
     const q = parseOrThrow(listJobsQuery, req.query);
-    const params: unknown[] = [tenantOf(req)];
-    const where = ['tenant_id = $1'];
-    if (q.status) where.push(`status = $${params.push(q.status)}`);
-    if (q.name) where.push(`name = $${params.push(q.name)}`);
-    if (q.after) {
-      const c = decodeTimeCursor(q.after);
-      where.push(`(created_at, id) < ($${params.push(c.at)}, $${params.push(c.id)})`);
-    }
-    const rows = await pool.query(
-      `SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.push(q.limit + 1)}`,
-      params,
-    );
-    const { data, nextCursor } = page(rows.rows.map(jobFromRow), q.limit, (j) =>
-      encodeCursor(j.createdAt.toISOString(), j.id),
-    );
+    const rows = await listJobs(pool, tenantOf(req), {
+      status: q.status,
+      name: q.name,
+      after: q.after ? decodeTimeCursor(q.after) : null,
+      limit: q.limit + 1,
+    });
+    const { data, nextCursor } = page(rows, q.limit, (j) => encodeCursor(j.createdAt.toISOString(), j.id));
     const views = await readQueueViews(
       deps.redis,
       deps.names,
