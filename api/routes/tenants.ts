@@ -1,9 +1,6 @@
 /** Admin routes: tenants, their API keys and quotas, and node credentials for worker daemons. */
 import { Router } from 'express';
 import { z } from '../../common/zod.js';
-import { ApiError, notFound } from '../../common/errors.js';
-import { Prisma } from '../../common/db.js';
-import { generateApiKey } from '../auth/api-keys.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import {
@@ -16,11 +13,15 @@ import {
   tenantCreatedSchema,
   tenantListSchema,
   tenantSchema,
-  uuidParam,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import type { ApiDeps } from '../deps.js';
+import { createApiKey, revokeApiKey } from '../tenants/api-keys.js';
+import { createTenant } from '../tenants/create-tenant.js';
+import { findTenant } from '../tenants/find-tenant.js';
+import { listTenants } from '../tenants/list-tenants.js';
+import { updateQuota } from '../tenants/update-quota.js';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 
 interface QuotaRow {
@@ -58,13 +59,6 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const { prisma } = deps.db;
   const admin = requireRole('admin');
 
-  async function findTenant(id: string) {
-    if (!uuidParam.safeParse(id).success) throw notFound('tenant');
-    const t = await prisma.tenant.findUnique({ where: { id }, include: { quota: true } });
-    if (!t) throw notFound('tenant');
-    return t;
-  }
-
   registerRoute(registry, {
     method: 'post',
     path: '/v1/tenants',
@@ -78,27 +72,10 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.post('/v1/tenants', admin, async (req, res) => {
     const body = parseOrThrow(createTenantSchema, req.body);
-    const key = generateApiKey('tenant');
-    try {
-      const tenant = await prisma.tenant.create({
-        data: {
-          name: body.name,
-          weight: body.weight,
-          quota: { create: {} },
-          apiKeys: { create: { role: 'tenant', prefix: key.prefix, hash: key.hash, name: 'default' } },
-        },
-        include: { quota: true, apiKeys: true },
-      });
-      const apiKey = tenant.apiKeys[0]!;
-      res
-        .status(201)
-        .json({ ...tenantView(tenant), apiKey: key.key, apiKeyId: apiKey.id, apiKeyPrefix: key.prefix });
-    } catch (err) {
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        throw new ApiError('conflict', `a tenant named "${body.name}" exists`, 'name');
-      }
-      throw err;
-    }
+    const { tenant, apiKey } = await createTenant(prisma, body);
+    res
+      .status(201)
+      .json({ ...tenantView(tenant), apiKey: apiKey.key, apiKeyId: apiKey.id, apiKeyPrefix: apiKey.prefix });
   });
 
   registerRoute(registry, {
@@ -113,13 +90,7 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.get('/v1/tenants', admin, async (req, res) => {
     const q = parseOrThrow(pageQuery, req.query);
-    const c = q.after ? decodeTimeCursor(q.after) : null;
-    const tenants = await prisma.tenant.findMany({
-      include: { quota: true },
-      where: c ? { OR: [{ createdAt: { gt: c.at } }, { createdAt: c.at, id: { gt: c.id } }] } : undefined,
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      take: q.limit + 1,
-    });
+    const tenants = await listTenants(prisma, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
     const { data, nextCursor } = page(tenants, q.limit, (t) => encodeCursor(t.createdAt.toISOString(), t.id));
     res.json({ data: data.map(tenantView), nextCursor });
   });
@@ -135,7 +106,7 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     responses: { 200: json(tenantSchema) },
   });
   r.get('/v1/tenants/:id', admin, async (req, res) => {
-    res.json(tenantView(await findTenant(req.params.id as string)));
+    res.json(tenantView(await findTenant(prisma, req.params.id as string)));
   });
 
   registerRoute(registry, {
@@ -153,12 +124,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.post('/v1/tenants/:id/keys', admin, async (req, res) => {
     const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
-    const t = await findTenant(req.params.id as string);
-    const key = generateApiKey('tenant');
-    const row = await prisma.apiKey.create({
-      data: { role: 'tenant', tenantId: t.id, prefix: key.prefix, hash: key.hash, name },
-    });
-    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+    const t = await findTenant(prisma, req.params.id as string);
+    res.status(201).json(await createApiKey(prisma, { role: 'tenant', tenantId: t.id, name }));
   });
 
   registerRoute(registry, {
@@ -172,17 +139,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     responses: { 204: { description: 'Revoked' } },
   });
   r.delete('/v1/tenants/:id/keys/:keyId', admin, async (req, res) => {
-    const t = await findTenant(req.params.id as string);
-    const keyId = req.params.keyId as string;
-    if (!uuidParam.safeParse(keyId).success) throw notFound('key');
-    const n = await prisma.apiKey.updateMany({
-      where: { id: keyId, tenantId: t.id, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
-    if (n.count === 0) {
-      const exists = await prisma.apiKey.findFirst({ where: { id: keyId, tenantId: t.id } });
-      if (!exists) throw notFound('key');
-    }
+    const t = await findTenant(prisma, req.params.id as string);
+    await revokeApiKey(prisma, t.id, req.params.keyId as string);
     res.status(204).end();
   });
 
@@ -197,7 +155,7 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     responses: { 200: json(quotaSchema) },
   });
   r.get('/v1/tenants/:id/quota', admin, async (req, res) => {
-    const t = await findTenant(req.params.id as string);
+    const t = await findTenant(prisma, req.params.id as string);
     res.json(quotaView(t.quota!));
   });
 
@@ -213,8 +171,8 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.put('/v1/tenants/:id/quota', admin, async (req, res) => {
     const body = parseOrThrow(quotaUpdateSchema, req.body);
-    const t = await findTenant(req.params.id as string);
-    const q = await prisma.quota.update({ where: { tenantId: t.id }, data: body });
+    const t = await findTenant(prisma, req.params.id as string);
+    const q = await updateQuota(prisma, t.id, body);
     res.json(quotaView(q));
   });
 
@@ -230,11 +188,7 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.post('/v1/node-keys', admin, async (req, res) => {
     const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
-    const key = generateApiKey('node');
-    const row = await prisma.apiKey.create({
-      data: { role: 'node', prefix: key.prefix, hash: key.hash, name },
-    });
-    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+    res.status(201).json(await createApiKey(prisma, { role: 'node', name }));
   });
 
   return r;
