@@ -1,8 +1,9 @@
 /**
  * The API's request handler: the submission fast path first, then the Express application. Order
  * in Express matters: request id + logging, metrics, auth (identifies the caller; rejects only a
- * credential that is present and invalid), rate limit, body parsing with a size limit, routes, JSON
- * 404, the one error handler.
+ * credential that is present and invalid), the route gate (path decodes, per-address limit without
+ * credentials, 404/405, 401 where credentials are needed), per-principal rate limit, body parsing
+ * with a size limit for routes that declare a body, routes, JSON 404, the one error handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -10,6 +11,9 @@ import { requestLog } from './http/request-log.js';
 import { authenticate, identifier } from './auth/middleware.js';
 import { errorHandler, notFoundRoute } from './http/errors.js';
 import { createRateLimiter, rateLimit } from './http/rate-limit.js';
+import { declaredBody, routeGate } from './http/route-gate.js';
+import { compileRoutes, routesOf } from './http/route-table.js';
+import { refuseNul } from './http/nul-guard.js';
 import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
@@ -27,6 +31,7 @@ export function createRequestHandler(deps: ApiDeps): RequestHandler {
       jwtSecret: deps.config.TIMESHARE_JWT_SECRET,
     }),
     limiter: createRateLimiter(deps.config.TIMESHARE_RATE_LIMIT_PER_SECOND),
+    addressLimiter: createRateLimiter(deps.config.TIMESHARE_ADDRESS_RATE_LIMIT_PER_SECOND),
     submit: createSubmitter(deps),
   };
   const fast = submitFastPath(deps, parts);
@@ -42,16 +47,34 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const registry = createRegistry();
+  let document: unknown = null;
+  // Built before the stack below, which needs the routes they declare (api/routes/index.ts keeps
+  // their mount order: job routes first, they carry nearly all traffic).
+  const routers = apiRoutes(deps, registry, parts.submit, () => (document ??= generateDocument(registry)));
+
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);
   app.use(authenticate(parts.identify));
+  app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));
-  app.use(express.json({ limit: deps.config.TIMESHARE_BODY_LIMIT, strict: false }));
-
-  const registry = createRegistry();
-  let document: unknown = null;
-  const documentOnce = () => (document ??= generateDocument(registry));
-  for (const router of apiRoutes(deps, registry, parts.submit, documentOnce)) app.use(router);
+  app.use(
+    declaredBody(
+      express.json({
+        limit: deps.config.TIMESHARE_BODY_LIMIT,
+        strict: false,
+        // body-parser parses in its own scope: the text is checked here, the parsed body below.
+        verify: (req, _res, buf) => {
+          (req as express.Request).bodyText = buf;
+        },
+      }),
+    ),
+  );
+  app.use((req, _res, next) => {
+    if (req.bodyText) refuseNul(req.bodyText, req.body);
+    next();
+  });
+  for (const router of routers) app.use(router);
 
   app.use(notFoundRoute);
   app.use(errorHandler);

@@ -20,6 +20,11 @@ const schema = baseConfigSchema
     TIMESHARE_BODY_LIMIT: z.string().default('1mb'),
     /** Requests per second per tenant or node, per API process (burst: twice that); 0 = no limit. */
     TIMESHARE_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(2000),
+    /**
+     * Requests per second per client address, per API process, for requests without credentials and
+     * for POST /v1/auth/token (burst: twice that); 0 = no limit.
+     */
+    TIMESHARE_ADDRESS_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(50),
     TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
     /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
     TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),

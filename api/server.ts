@@ -12,6 +12,7 @@ import { connectRedis } from '../common/redis.js';
 import { createRequestHandler } from './app.js';
 import { workerIndex } from './cluster.js';
 import { createApiMetrics } from './http/prom.js';
+import { answerClientError } from './http/client-error.js';
 import { EventHub } from './jobs/event-hub.js';
 import { JobQueue } from '../common/jobs/queue.js';
 import { reconcileQueue } from '../common/jobs/reconcile.js';
@@ -68,6 +69,7 @@ export async function startApi(
   reconcileTimer?.unref();
 
   const server = createServer(createRequestHandler(deps));
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());

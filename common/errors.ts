@@ -24,6 +24,11 @@ export const errorCatalogue = {
     type: 'not_found_error',
     description: "No such resource for this caller (other tenants' resources are not found either).",
   },
+  method_not_allowed: {
+    status: 405,
+    type: 'invalid_request_error',
+    description: 'The path exists but not with this method; the Allow header lists those it has.',
+  },
   conflict: {
     status: 409,
     type: 'conflict_error',
@@ -39,6 +44,11 @@ export const errorCatalogue = {
     status: 416,
     type: 'invalid_request_error',
     description: 'The Range header lies outside the content.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    type: 'invalid_request_error',
+    description: "The request's headers exceed the server's limit.",
   },
   quota_exceeded: {
     status: 429,

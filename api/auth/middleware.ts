@@ -53,10 +53,12 @@ export function authenticate(identify: Identify) {
 
 export type Role = Principal['role'];
 
+export const missingCredentials = () =>
+  new ApiError('unauthorized', 'missing credentials: send "Authorization: Bearer <token>"');
+
 /** Throws 401 without a principal and 403 for a principal whose role is not among `roles`. */
 export function checkRole(principal: Principal | undefined, roles: readonly Role[]): Principal {
-  if (!principal)
-    throw new ApiError('unauthorized', 'missing credentials: send "Authorization: Bearer <token>"');
+  if (!principal) throw missingCredentials();
   if (!roles.includes(principal.role))
     throw new ApiError('forbidden', `this route is for ${roles.join(' or ')} credentials`);
   return principal;

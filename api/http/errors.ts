@@ -19,6 +19,9 @@ interface HttpishError {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = (err ?? {}) as HttpishError;
+  // Express decodes path parameters itself; the route gate refuses such paths first, this is the backstop.
+  if (err instanceof URIError)
+    return new ApiError('invalid_request', 'the path is not valid percent-encoding');
   if (e.type === 'entity.too.large') return new ApiError('payload_too_large', 'request body is too large');
   if (e.type === 'entity.parse.failed')
     return new ApiError('invalid_request', 'request body is not valid JSON');

@@ -1,6 +1,8 @@
 /**
  * The OpenAPI 3.1 document, generated from the zod schemas the routes validate with. Each route
- * module registers its paths next to its handlers, so the document cannot drift from the code.
+ * module registers its paths next to its handlers, so the document cannot drift from the code; the
+ * error responses are derived here from what the stack in front of every route can answer (see
+ * app.ts and route-gate.ts), and the same declaration feeds the route table the gate enforces.
  */
 import {
   OpenAPIRegistry,
@@ -9,8 +11,9 @@ import {
   type ResponseConfig,
 } from '@asteasolutions/zod-to-openapi';
 import type { ZodType } from 'zod';
-import { errorCatalogue } from '../../common/errors.js';
+import { errorCatalogue, type ErrorCode } from '../../common/errors.js';
 import { errorSchema } from './schemas.js';
+import { recordRoute } from './route-table.js';
 
 export function createRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry();
@@ -22,30 +25,91 @@ export function createRegistry(): OpenAPIRegistry {
   return registry;
 }
 
-const errorResponse = (description: string): ResponseConfig => ({
-  description,
-  content: { 'application/json': { schema: errorSchema } },
-});
-
 export const json = (schema: ZodType, description = 'OK'): ResponseConfig => ({
   description,
   content: { 'application/json': { schema } },
 });
 
-/** Registers a path with the error responses every authenticated route can return. */
-export function registerRoute(
-  registry: OpenAPIRegistry,
-  route: Omit<RouteConfig, 'responses'> & { responses: RouteConfig['responses']; auth?: boolean },
-): void {
-  const { auth = true, ...config } = route;
-  const responses: RouteConfig['responses'] = { ...config.responses };
-  for (const code of ['invalid_request', 'unauthorized', 'forbidden', 'not_found', 'internal'] as const) {
-    if (!auth && (code === 'unauthorized' || code === 'forbidden')) continue;
-    const status = String(errorCatalogue[code].status);
-    responses[status] ??= errorResponse(errorCatalogue[code].description);
+const retryAfter = {
+  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const } },
+};
+const responseHeaders: Partial<Record<number, ResponseConfig['headers']>> = {
+  405: { Allow: { description: 'The methods this path has', schema: { type: 'string' as const } } },
+  429: retryAfter,
+  503: retryAfter,
+};
+
+/** One error response per status, whatever codes share it (429: quota or rate). */
+function errorResponses(codes: readonly ErrorCode[]): RouteConfig['responses'] {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) {
+    const { status, description } = errorCatalogue[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), `\`${code}\`: ${description}`]);
   }
-  registry.registerPath({ ...config, responses, security: auth ? [{ bearer: [] }] : [] });
+  const out: RouteConfig['responses'] = {};
+  for (const [status, lines] of byStatus) {
+    out[String(status)] = {
+      description: lines.join(' '),
+      headers: responseHeaders[status],
+      content: { 'application/json': { schema: errorSchema } },
+    };
+  }
+  return out;
 }
+
+/** What any request can meet before or around its route: bad headers, limits, failures. */
+const everywhere: ErrorCode[] = [
+  'unauthorized', // an invalid Authorization header is refused on every route, public ones too
+  'method_not_allowed',
+  'request_header_fields_too_large',
+  'rate_limited',
+  'internal',
+  'unavailable',
+];
+
+export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'operationId' | 'description'> {
+  operationId: string;
+  description: string;
+  tags: [keyof typeof tags];
+  /** Success (and other non-error) responses; error responses are derived, see `errors`. */
+  responses: RouteConfig['responses'];
+  /** Needs credentials (default). */
+  auth?: boolean;
+  /** Limited per client address even with credentials. */
+  perAddress?: boolean;
+  /** Error codes the handler itself raises beyond those derived from the route's shape. */
+  errors?: ErrorCode[];
+}
+
+/**
+ * Registers a path with the error responses its shape implies: every route's (`everywhere`),
+ * 400 with anything to validate (path parameters, query, body), 403 with credentials, 404 with a
+ * path parameter, 413 with a body, plus the route's own `errors`.
+ */
+export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration): void {
+  const { auth = true, perAddress = false, errors = [], ...config } = route;
+  const body = config.request?.body !== undefined;
+  const codes: ErrorCode[] = [...everywhere, ...errors];
+  const params = config.path.includes('{');
+  if (params || body || config.request?.query) codes.push('invalid_request');
+  if (auth) codes.push('forbidden');
+  if (params) codes.push('not_found');
+  if (body) codes.push('payload_too_large');
+  const responses: RouteConfig['responses'] = { ...errorResponses(codes), ...config.responses };
+  registry.registerPath({ ...config, responses, security: auth ? [{ bearer: [] }] : [] });
+  recordRoute(registry, { method: config.method.toUpperCase(), path: config.path, auth, body, perAddress });
+}
+
+/** The tags routes may carry (the document's lint refuses others). */
+const tags = {
+  auth: 'Exchanging API keys for tokens',
+  jobs: 'Submitting, listing and cancelling jobs; their events, metrics and checkpoints',
+  tenants: 'Tenants, their API keys and quotas (admin)',
+  nodes: 'Pools and worker nodes: admin views, and the routes worker daemons call',
+  usage: "A tenant's usage and remaining quota",
+  webhooks: "A tenant's webhook endpoints and their signed deliveries",
+  ops: 'Health, readiness, Prometheus metrics and this document',
+} as const;
 
 export function generateDocument(registry: OpenAPIRegistry) {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -53,6 +117,7 @@ export function generateDocument(registry: OpenAPIRegistry) {
     info: {
       title: 'Timeshare API',
       version: '1.0.0',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description:
         'Multi-tenant job queue and control plane for RL of language models. Errors are ' +
         '`{"error": {"type", "code", "message", "param"}}`; codes: ' +
@@ -61,5 +126,6 @@ export function generateDocument(registry: OpenAPIRegistry) {
           .join(', '),
     },
     servers: [{ url: '/' }],
+    tags: Object.entries(tags).map(([name, description]) => ({ name, description })),
   });
 }

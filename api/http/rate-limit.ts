@@ -1,8 +1,10 @@
 /**
- * Per-caller request rate limit: a token bucket per principal, in this API process's memory (each
- * replica enforces its own share). Refill is continuous; a burst of twice the rate is allowed.
- * Over the limit: 429 `rate_limited` with `Retry-After`. One limiter per process serves both the
- * Express stack and the submission fast path, so the two share the budget.
+ * Request rate limits: a token bucket per key, in this API process's memory (each replica enforces
+ * its own share). Refill is continuous; a burst of twice the rate is allowed. Over the limit: 429
+ * `rate_limited` with `Retry-After`. Two limiters per process: one per principal (tenant or node)
+ * and one per client address, for requests without credentials and for the token exchange, so that
+ * nobody can make the API work unboundedly without a credential. Each serves both the Express stack
+ * and the submission fast path, so the two share the budget.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../common/errors.js';
@@ -16,6 +18,8 @@ interface Bucket {
 export interface RateLimiter {
   /** Takes one request from the caller's bucket: null when allowed, else the seconds to wait. */
   take(who: Pick<Principal, 'role' | 'sub'> | undefined): number | null;
+  /** The same, for a key of the caller's choosing (a client address). */
+  takeKey(key: string): number | null;
   readonly perSecond: number;
 }
 
@@ -26,24 +30,28 @@ export function createRateLimiter(
   const buckets = new Map<string, Bucket>();
   const burst = Math.max(1, perSecond * 2);
   let lastSweep = now();
+  const takeKey = (key: string): number | null => {
+    if (perSecond <= 0) return null;
+    const t = now();
+    // Idle buckets are full again after burst/rate seconds: forget them so the map stays small.
+    if (t - lastSweep > 60_000) {
+      for (const [k, b] of buckets) if (t - b.at > (burst / perSecond) * 1000) buckets.delete(k);
+      lastSweep = t;
+    }
+    let b = buckets.get(key);
+    if (!b) buckets.set(key, (b = { tokens: burst, at: t }));
+    b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * perSecond);
+    b.at = t;
+    if (b.tokens < 1) return Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
+    b.tokens -= 1;
+    return null;
+  };
   return {
     perSecond,
+    takeKey,
     take(who) {
-      if (perSecond <= 0 || !who || who.role === 'admin') return null;
-      const key = `${who.role}:${who.sub}`;
-      const t = now();
-      // Idle buckets are full again after burst/rate seconds: forget them so the map stays small.
-      if (t - lastSweep > 60_000) {
-        for (const [k, b] of buckets) if (t - b.at > (burst / perSecond) * 1000) buckets.delete(k);
-        lastSweep = t;
-      }
-      let b = buckets.get(key);
-      if (!b) buckets.set(key, (b = { tokens: burst, at: t }));
-      b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * perSecond);
-      b.at = t;
-      if (b.tokens < 1) return Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
-      b.tokens -= 1;
-      return null;
+      if (!who || who.role === 'admin') return null;
+      return takeKey(`${who.role}:${who.sub}`);
     },
   };
 }
@@ -60,3 +68,7 @@ export function rateLimit(limiter: RateLimiter) {
     next(wait === null ? undefined : rateLimited(limiter, wait));
   };
 }
+
+/** The key of a client address; requests over one socket share it. */
+export const clientAddress = (socket: { remoteAddress?: string | undefined }): string =>
+  socket.remoteAddress ?? 'unknown';

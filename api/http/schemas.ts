@@ -9,6 +9,27 @@ import { jobSpecSchema } from '../../common/job-spec.js';
 
 export const uuidParam = z.uuid();
 
+/** Text PostgreSQL can store: its text type refuses NUL (a 500 if it reached the database). */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this refuses
+export const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+
+/** The largest value of an int4 column (steps, counts): bigger ones are a 400, not a database error. */
+export const INT4_MAX = 2 ** 31 - 1;
+const int4Query = () => z.coerce.number().int().min(0).max(INT4_MAX);
+
+/** A page of an admin list: `limit` and the `after` cursor a previous page returned. */
+export const pageQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    after: z.string().max(200).optional(),
+  })
+  .openapi('PageQuery');
+
+/** An optional name for a new API key or node key. */
+export const createKeySchema = z
+  .strictObject({ name: text().min(1).max(64).optional() })
+  .openapi('CreateKey');
+
 export const errorSchema = z
   .object({
     error: z.object({
@@ -63,6 +84,10 @@ export const tenantSchema = z
   })
   .openapi('Tenant');
 
+export const tenantListSchema = z
+  .object({ data: z.array(tenantSchema), nextCursor: z.string().nullable() })
+  .openapi('TenantList');
+
 export const tenantCreatedSchema = tenantSchema
   .extend({ apiKey: z.string(), apiKeyId: z.uuid(), apiKeyPrefix: z.string() })
   .openapi('TenantCreated');
@@ -111,7 +136,7 @@ export const listJobsQuery = z
     limit: z.coerce.number().int().min(1).max(100).default(20),
     after: z.string().max(200).optional(),
     status: z.enum(jobStatuses).optional(),
-    name: z.string().min(1).max(128).optional(),
+    name: text().min(1).max(128).optional(),
   })
   .openapi('ListJobsQuery');
 
@@ -134,9 +159,9 @@ export const eventListSchema = z
   .openapi('JobEventList');
 
 export const metricsQuery = z.strictObject({
-  name: z.string().min(1).max(128).optional(),
-  from_step: z.coerce.number().int().min(0).optional(),
-  to_step: z.coerce.number().int().min(0).optional(),
+  name: text().min(1).max(128).optional(),
+  from_step: int4Query().optional(),
+  to_step: int4Query().optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
 });
 
@@ -197,6 +222,10 @@ export const poolSchema = z
   })
   .openapi('Pool');
 
+export const poolListSchema = z
+  .object({ data: z.array(poolSchema), nextCursor: z.string().nullable() })
+  .openapi('PoolList');
+
 export const deviceSchema = z
   .object({
     index: z.number().int(),
@@ -217,3 +246,7 @@ export const nodeSchema = z
     devices: z.array(deviceSchema),
   })
   .openapi('Node');
+
+export const nodeListSchema = z
+  .object({ data: z.array(nodeSchema), nextCursor: z.string().nullable() })
+  .openapi('NodeList');

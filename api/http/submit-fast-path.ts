@@ -15,10 +15,12 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import bytes from 'bytes';
 import { parse as parseContentType } from 'content-type';
 import { ApiError } from '../../common/errors.js';
-import { checkRole, type Identify } from '../auth/middleware.js';
+import { checkRole, missingCredentials, type Identify } from '../auth/middleware.js';
 import { sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { sendError } from './errors.js';
-import { rateLimited, type RateLimiter } from './rate-limit.js';
+import { clientAddress, rateLimited, type RateLimiter } from './rate-limit.js';
+import { refuseBody } from './route-gate.js';
+import { refuseNul } from './nul-guard.js';
 import { beginRequest } from './request-log.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -76,11 +78,18 @@ function readJson(req: IncomingMessage, res: ServerResponse, limit: number): Pro
       let text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       if (!text) return resolve({});
+      let body: unknown;
       try {
-        resolve(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
-        reject(new ApiError('invalid_request', 'request body is not valid JSON'));
+        return reject(new ApiError('invalid_request', 'request body is not valid JSON'));
       }
+      try {
+        refuseNul(text, body);
+      } catch (err) {
+        return reject(err);
+      }
+      resolve(body);
     });
   });
 }
@@ -92,6 +101,8 @@ export const takesRequest = (req: Pick<IncomingMessage, 'method' | 'url' | 'head
 export interface FastPathParts {
   identify: Identify;
   limiter: RateLimiter;
+  /** For callers without credentials (see route-gate.ts). */
+  addressLimiter: RateLimiter;
   submit: SubmitJob;
 }
 
@@ -104,8 +115,14 @@ export function submitFastPath(deps: ApiDeps, parts: FastPathParts) {
   const { logger, metrics } = deps;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // The Express order: authenticate, rate limit, parse the body, then the route's role check.
+    // The Express order: authenticate; without credentials the address limit, then 401 before the
+    // body is read (route-gate.ts); rate limit, parse the body, then the route's role check.
     const principal = parts.identify(req.headers.authorization);
+    if (!principal) {
+      refuseBody(req, res);
+      const refused = parts.addressLimiter.takeKey(clientAddress(req.socket));
+      throw refused === null ? missingCredentials() : rateLimited(parts.addressLimiter, refused);
+    }
     const wait = parts.limiter.take(principal);
     if (wait !== null) throw rateLimited(parts.limiter, wait);
     const body = await readJson(req, res, limit);

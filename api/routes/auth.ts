@@ -14,9 +14,13 @@ export function authRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/auth/token',
+    operationId: 'createToken',
+    description:
+      'A tenant or node API key for a JWT valid for TIMESHARE_JWT_TTL_SECONDS. Unknown and revoked keys get the same 401. Limited per client address.',
     summary: 'Exchange an API key (tenant or node) for a short-lived JWT',
     tags: ['auth'],
     auth: false,
+    perAddress: true,
     request: { body: { content: { 'application/json': { schema: tokenRequestSchema } } } },
     responses: { 200: json(tokenSchema) },
   });

@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
+import { ApiError } from '../../common/errors.js';
 import { json, registerRoute } from '../http/openapi.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -31,6 +32,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/healthz',
+    operationId: 'getHealth',
+    description: 'Answers while the process serves requests.',
     summary: 'Liveness',
     tags: ['ops'],
     auth: false,
@@ -43,23 +46,30 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/readyz',
+    operationId: 'getReadiness',
+    description: 'PostgreSQL and Redis answer within 2 s: 200, else 503 naming the failed check.',
     summary: 'Readiness: PostgreSQL and Redis reachable',
     tags: ['ops'],
     auth: false,
-    responses: { 200: json(status), 503: json(status, 'Not ready') },
+    responses: { 200: json(status) },
   });
   r.get('/readyz', async (_req, res) => {
     const [postgres, redis] = await Promise.all([
       check(() => deps.db.pool.query('SELECT 1')),
       check(() => deps.redis.ping()),
     ]);
-    const ok = postgres === 'ok' && redis === 'ok';
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'unavailable', checks: { postgres, redis } });
+    // Not ready is a 503 in the one error shape (503 `unavailable` is what any route answers when a
+    // dependency is down), naming the checks that failed.
+    if (postgres !== 'ok' || redis !== 'ok')
+      throw new ApiError('unavailable', `not ready: postgres: ${postgres}; redis: ${redis}`);
+    res.json({ status: 'ready', checks: { postgres, redis } });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/metrics',
+    operationId: 'getPrometheusMetrics',
+    description: 'Request latencies, submissions, admission batches, in the Prometheus text format.',
     summary: 'Prometheus metrics',
     tags: ['ops'],
     auth: false,
@@ -74,6 +84,8 @@ export function healthRoutes(deps: ApiDeps, registry: OpenAPIRegistry, document:
   registerRoute(registry, {
     method: 'get',
     path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    description: 'The OpenAPI 3.1 document of this API, generated from the schemas that validate requests.',
     summary: 'This document',
     tags: ['ops'],
     auth: false,

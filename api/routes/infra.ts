@@ -10,7 +10,8 @@ import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { nodeSchema, poolSchema, uuidParam } from '../http/schemas.js';
+import { nodeListSchema, pageQuery, poolListSchema, uuidParam } from '../http/schemas.js';
+import { decodeCursor, decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
 import { parseOrThrow } from '../http/validate.js';
 import type { ApiDeps } from '../deps.js';
@@ -22,42 +23,65 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/pools',
+    operationId: 'listPools',
+    description: 'Pools by name; pages of `limit`, the next one `after` the `nextCursor`.',
     summary: 'List pools with their node and device counts',
     tags: ['nodes'],
-    responses: { 200: json(z.object({ data: z.array(poolSchema) })) },
+    request: { query: pageQuery },
+    responses: { 200: json(poolListSchema) },
   });
-  r.get('/v1/pools', requireRole('admin'), async (_req, res) => {
+  r.get('/v1/pools', requireRole('admin'), async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    // Names are unique: the name alone orders the pages (the id in the cursor is only its shape).
+    const c = q.after ? decodeCursor(q.after) : null;
     const pools = await prisma.pool.findMany({
+      where: c ? { name: { gt: c.key } } : undefined,
       orderBy: { name: 'asc' },
+      take: q.limit + 1,
       include: {
         nodes: { where: { status: { not: 'lost' } }, include: { _count: { select: { devices: true } } } },
       },
     });
+    const { data, nextCursor } = page(pools, q.limit, (p) => encodeCursor(p.name, p.id));
     res.json({
-      data: pools.map((p) => ({
+      data: data.map((p) => ({
         id: p.id,
         name: p.name,
         deviceType: p.deviceType,
         nodes: p.nodes.length,
         devices: p.nodes.reduce((n, node) => n + node._count.devices, 0),
       })),
+      nextCursor,
     });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/nodes',
+    operationId: 'listNodes',
+    description: 'Nodes in registration order; pages of `limit`, the next one `after` the `nextCursor`.',
     summary: 'List worker nodes and their devices',
     tags: ['nodes'],
-    responses: { 200: json(z.object({ data: z.array(nodeSchema) })) },
+    request: { query: pageQuery },
+    responses: { 200: json(nodeListSchema) },
   });
-  r.get('/v1/nodes', requireRole('admin'), async (_req, res) => {
+  r.get('/v1/nodes', requireRole('admin'), async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    const c = q.after ? decodeTimeCursor(q.after) : null;
     const nodes = await prisma.node.findMany({
-      orderBy: { registeredAt: 'asc' },
+      where: c
+        ? { OR: [{ registeredAt: { gt: c.at } }, { registeredAt: c.at, id: { gt: c.id } }] }
+        : undefined,
+      orderBy: [{ registeredAt: 'asc' }, { id: 'asc' }],
+      take: q.limit + 1,
       include: { pool: true, devices: { orderBy: { index: 'asc' } } },
     });
+    const { data, nextCursor } = page(nodes, q.limit, (n) =>
+      encodeCursor(n.registeredAt.toISOString(), n.id),
+    );
     res.json({
-      data: nodes.map((n) => ({
+      nextCursor,
+      data: data.map((n) => ({
         id: n.id,
         name: n.name,
         pool: n.pool.name,
@@ -98,6 +122,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/nodes/{id}/timeline',
+    operationId: 'getNodeTimeline',
+    description: 'Device-lock holds on the node, oldest first, from `since` (ms).',
     summary:
       'The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)',
     tags: ['nodes'],
@@ -128,6 +154,9 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/register',
+    operationId: 'registerNode',
+    description:
+      'Creates or updates the node and its pool; what the node held before goes back to the queue.',
     summary: 'A worker daemon registers its devices (node credentials)',
     tags: ['nodes'],
     request: { body: { content: { 'application/json': { schema: registerNodeSchema } } } },
@@ -189,6 +218,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/heartbeat',
+    operationId: 'heartbeatNode',
+    description: 'Revives a lost node (a draining one stays draining) and records free memory per device.',
     summary: 'A worker daemon reports it is alive, with free memory per device',
     tags: ['nodes'],
     request: {
@@ -225,6 +256,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/release',
+    operationId: 'releaseNode',
     summary: 'Unbind a node from the node key that registered it, so that another key may register it',
     description:
       'For a machine whose key was lost or replaced. The old key can no longer act for the node; ' +
@@ -251,6 +283,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/drain',
+    operationId: 'drainNode',
+    description: 'Nothing new is placed on the node; its jobs checkpoint and return to the queue.',
     summary:
       'A worker daemon is shutting down: no new placements on it; its jobs checkpoint and come back through /finish',
     tags: ['nodes'],

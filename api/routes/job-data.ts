@@ -16,6 +16,8 @@ import {
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { listEvents, type EventRow } from '../jobs/events.js';
+import { listMetrics } from '../jobs/list-metrics.js';
+import { findOwnJob } from '../jobs/own-job.js';
 import type { ApiDeps } from '../deps.js';
 
 const SSE_HEARTBEAT_MS = 15_000;
@@ -29,17 +31,15 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   async function ownJobStatus(req: Request): Promise<{ id: string; status: JobStatus }> {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const q = await pool.query('SELECT id, status FROM jobs WHERE id = $1 AND tenant_id = $2', [
-      id,
-      tenantOf(req),
-    ]);
-    if (!q.rows[0]) throw notFound('job');
-    return q.rows[0];
+    const job = await findOwnJob(pool, tenantOf(req), id);
+    if (!job) throw notFound('job');
+    return job;
   }
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}/events',
+    operationId: 'listJobEvents',
     summary: "A job's events: a JSON page, or with `Accept: text/event-stream` a live SSE stream",
     description:
       'The stream resumes after the `Last-Event-ID` header (or `after`), sends a comment every 15 s, ' +
@@ -135,6 +135,8 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}/metrics',
+    operationId: 'listJobMetrics',
+    description: 'Points ordered by step then name, filtered by `name` and the step range.',
     summary: "A job's metrics per step (reward, KL, loss, tokens/s, weight lag, accuracy…)",
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }), query: metricsQuery },
@@ -146,29 +148,20 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       throw new ApiError('invalid_request', 'from_step must not exceed to_step', 'from_step');
     }
     const job = await ownJobStatus(req);
-    const params: unknown[] = [job.id];
-    const where = ['job_id = $1'];
-    if (q.name) where.push(`name = $${params.push(q.name)}`);
-    if (q.from_step !== undefined) where.push(`step >= $${params.push(q.from_step)}`);
-    if (q.to_step !== undefined) where.push(`step <= $${params.push(q.to_step)}`);
-    const rows = await pool.query(
-      `SELECT step, name, value, created_at FROM metrics WHERE ${where.join(' AND ')}
-        ORDER BY step, name LIMIT $${params.push(q.limit)}`,
-      params,
-    );
-    res.json({
-      data: rows.rows.map((m) => ({
-        step: m.step,
-        name: m.name,
-        value: m.value,
-        createdAt: m.created_at.toISOString(),
-      })),
+    const data = await listMetrics(pool, job.id, {
+      name: q.name,
+      fromStep: q.from_step,
+      toStep: q.to_step,
+      limit: q.limit,
     });
+    res.json({ data });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}/checkpoints',
+    operationId: 'listJobCheckpoints',
+    description: 'Committed checkpoints by step, each with its size and sha256.',
     summary: "A job's committed checkpoints",
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }) },
@@ -196,9 +189,22 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}/checkpoints/{checkpointId}/content',
+    operationId: 'getCheckpointContent',
+    description:
+      'One `Range: bytes=` range gets 206 (416 outside the file); an `If-Range` other than the ETag gets the whole file.',
     summary: 'Download a checkpoint (safetensors); supports Range; sha256 in `X-Checkpoint-Sha256`',
     tags: ['jobs'],
-    request: { params: z.object({ id: z.uuid(), checkpointId: z.uuid() }) },
+    request: {
+      params: z.object({ id: z.uuid(), checkpointId: z.uuid() }),
+      headers: z.object({
+        Range: z.string().optional().openapi({ description: 'One `bytes=a-b`, `a-` or `-n` range' }),
+        'If-Range': z
+          .string()
+          .optional()
+          .openapi({ description: 'The ETag the client holds: a range of a changed file is the whole file' }),
+      }),
+    },
+    errors: ['range_not_satisfiable'],
     responses: {
       200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string() } } },
       206: {
@@ -215,7 +221,11 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     if (!ck) throw notFound('checkpoint');
     const size = await deps.storage.size(ck.storageKey);
     if (size === null) throw new ApiError('not_found', 'checkpoint file is missing from storage');
-    const range = parseRange(req.get('range'), size);
+    const etag = `"${ck.sha256}"`;
+    // RFC 9110 §13.1.5: a range applies only to the representation the client names (strong match;
+    // a date never matches, we send no Last-Modified); anything else gets the whole file.
+    const ifRange = req.get('if-range');
+    const range = parseRange(ifRange === undefined || ifRange === etag ? req.get('range') : undefined, size);
     if (range === 'unsatisfiable') {
       res.set('Content-Range', `bytes */${size}`);
       throw new ApiError('range_not_satisfiable', `range outside 0-${size - 1}`, 'Range');
@@ -225,7 +235,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'Accept-Ranges': 'bytes',
       'X-Checkpoint-Sha256': ck.sha256,
       'Content-Disposition': `attachment; filename="checkpoint-step${ck.step}.safetensors"`,
-      ETag: `"${ck.sha256}"`,
+      ETag: etag,
     });
     if (range) {
       res.status(206).set({

@@ -3,32 +3,22 @@ import { readQueueViews } from '../jobs/queue-view.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
-import { ApiError, notFound } from '../../common/errors.js';
+import { notFound } from '../../common/errors.js';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { jobListSchema, jobSchema, listJobsQuery, uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
+import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
-import { jobFromRow, serializeJob } from '../jobs/serialize.js';
+import { serializeJob } from '../jobs/serialize.js';
+import { findOwnJob } from '../jobs/own-job.js';
+import { listJobs } from '../jobs/list-jobs.js';
 import type { ApiDeps } from '../deps.js';
 
 const idParams = z.object({ id: z.uuid() });
-
-function decodeCursor(after: string): { createdAt: Date; id: string } {
-  const raw = Buffer.from(after, 'base64url').toString('utf8');
-  const [ts, id] = raw.split('|');
-  const createdAt = new Date(ts ?? '');
-  if (!id || Number.isNaN(createdAt.getTime()) || !uuidParam.safeParse(id).success) {
-    throw new ApiError('invalid_request', 'after: not a cursor returned by this API', 'after');
-  }
-  return { createdAt, id };
-}
-
-const encodeCursor = (createdAt: Date, id: string) =>
-  Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
 
 export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: SubmitJob): Router {
   const r = Router();
@@ -38,14 +28,15 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   async function ownJob(req: Request) {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const q = await pool.query('SELECT * FROM jobs WHERE id = $1 AND tenant_id = $2', [id, tenantOf(req)]);
-    if (!q.rows[0]) throw notFound('job');
-    return jobFromRow(q.rows[0]);
+    const job = await findOwnJob(pool, tenantOf(req), id);
+    if (!job) throw notFound('job');
+    return job;
   }
 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/jobs',
+    operationId: 'submitJob',
     summary: 'Submit a job',
     description:
       'Validated against the job spec; admitted atomically against the tenant quotas (429 `quota_exceeded` ' +
@@ -56,11 +47,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       headers: z.object({ 'Idempotency-Key': idempotencyKeySchema.optional() }),
       body: { content: { 'application/json': { schema: jobSpecSchema } } },
     },
-    responses: {
-      201: json(jobSchema, 'Created (or replayed for a known Idempotency-Key)'),
-      409: json(jobSchema, 'Idempotency-Key reused with another body'),
-      429: json(jobSchema, 'Quota exceeded'),
-    },
+    errors: ['conflict', 'quota_exceeded'],
+    responses: { 201: json(jobSchema, 'Created (or replayed for a known Idempotency-Key)') },
   });
   // Requests in the usual form are answered by the fast path before Express sees them
   // (api/http/submit-fast-path.ts); this route answers the rest, through the same submitter.
@@ -71,41 +59,38 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs',
+    operationId: 'listJobs',
     summary: 'List your jobs, newest first',
+    description:
+      'Filtered by `status` and `name`; pages of `limit` jobs, the next one `after` the `nextCursor`.',
     tags: ['jobs'],
     request: { query: listJobsQuery },
     responses: { 200: json(jobListSchema) },
   });
   r.get('/v1/jobs', tenantOnly, async (req, res) => {
     const q = parseOrThrow(listJobsQuery, req.query);
-    const params: unknown[] = [tenantOf(req)];
-    const where = ['tenant_id = $1'];
-    if (q.status) where.push(`status = $${params.push(q.status)}`);
-    if (q.name) where.push(`name = $${params.push(q.name)}`);
-    if (q.after) {
-      const c = decodeCursor(q.after);
-      where.push(`(created_at, id) < ($${params.push(c.createdAt)}, $${params.push(c.id)})`);
-    }
-    const rows = await pool.query(
-      `SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.push(q.limit + 1)}`,
-      params,
-    );
-    const jobs = rows.rows.slice(0, q.limit).map(jobFromRow);
-    const last = jobs[jobs.length - 1];
-    const nextCursor = rows.rows.length > q.limit && last ? encodeCursor(last.createdAt, last.id) : null;
+    const rows = await listJobs(pool, tenantOf(req), {
+      status: q.status,
+      name: q.name,
+      after: q.after ? decodeTimeCursor(q.after) : null,
+      limit: q.limit + 1,
+    });
+    const { data, nextCursor } = page(rows, q.limit, (j) => encodeCursor(j.createdAt.toISOString(), j.id));
     const views = await readQueueViews(
       deps.redis,
       deps.names,
-      jobs.filter((j) => j.status === 'queued').map((j) => j.id),
+      data.filter((j) => j.status === 'queued').map((j) => j.id),
     );
-    res.json({ data: jobs.map((j) => serializeJob(j, { queue: views.get(j.id) })), nextCursor });
+    res.json({ data: data.map((j) => serializeJob(j, { queue: views.get(j.id) })), nextCursor });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/jobs/{id}',
+    operationId: 'getJob',
     summary:
       'Get a job; while queued, its position, estimated start and wait reason from the last scheduling round',
+    description: "Another tenant's job is not found, as a job that does not exist.",
     tags: ['jobs'],
     request: { params: idParams },
     responses: { 200: json(jobSchema) },
@@ -119,10 +104,13 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   registerRoute(registry, {
     method: 'post',
     path: '/v1/jobs/{id}/cancel',
+    operationId: 'cancelJob',
     summary: 'Cancel a job (idempotent; valid in every non-final state)',
+    description: 'Cancelling a cancelled job returns it again; a succeeded or failed job is 409 `conflict`.',
     tags: ['jobs'],
     request: { params: idParams },
-    responses: { 200: json(jobSchema), 409: json(jobSchema, 'The job already finished') },
+    errors: ['conflict'],
+    responses: { 200: json(jobSchema) },
   });
   r.post('/v1/jobs/:id/cancel', tenantOnly, async (req, res) => {
     const id = req.params.id as string;

@@ -77,6 +77,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/nodes/{id}/assignments',
+    operationId: 'listNodeAssignments',
+    description: 'The jobs placed on the calling node, each with the checkpoint it resumes from.',
     summary: 'Jobs placed on this node, with where each resumes from',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }) },
@@ -113,6 +115,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/start',
+    operationId: 'startNodeJob',
+    description: 'placed to running; applied only while the job is placed on this node.',
     summary: 'The node started the job (placed → running; counts an attempt)',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: startBody } } } },
@@ -127,6 +131,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/report',
+    operationId: 'reportNodeJob',
+    description:
+      'Metrics (one row per job, name and step), stage profiles and device-seconds; applied only while the job is placed on this node.',
     summary: 'Metrics per step, stage profiles and device-seconds of a running job',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
@@ -144,6 +151,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/checkpoints',
+    operationId: 'recordNodeJobCheckpoint',
+    description: 'A checkpoint whose file is durable; applied only while the job is placed on this node.',
     summary: 'A checkpoint file is durable in storage: record it',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
@@ -168,6 +177,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/finish',
+    operationId: 'finishNodeJob',
     summary: "The job's run on this node ended: succeeded, failed, preempted, crashed or drained",
     description:
       '`preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); ' +
@@ -188,6 +198,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/jobs/{id}/preempt',
+    operationId: 'preemptJob',
+    description: 'Admin: a placed or running job is asked to checkpoint and requeue; any other state is 404.',
     summary: 'Preempt a running job: it checkpoints, releases its devices and returns to the queue',
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }) },

@@ -39,6 +39,9 @@ export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   registerRoute(registry, {
     method: 'get',
     path: '/v1/pools/{name}/queue',
+    operationId: 'listPoolQueue',
+    description:
+      'Pages of `limit` from `offset`, as the last scheduling round ordered them; a pool with nothing queued has an empty page.',
     summary:
       "A pool's pending jobs in the scheduler's order, with positions, estimated starts and wait reasons",
     tags: ['nodes'],

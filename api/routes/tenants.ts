@@ -1,22 +1,27 @@
 /** Admin routes: tenants, their API keys and quotas, and node credentials for worker daemons. */
 import { Router } from 'express';
 import { z } from '../../common/zod.js';
-import { ApiError, notFound } from '../../common/errors.js';
-import { Prisma } from '../../common/db.js';
-import { generateApiKey } from '../auth/api-keys.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import {
   apiKeyCreatedSchema,
+  createKeySchema,
   createTenantSchema,
+  pageQuery,
   quotaSchema,
   quotaUpdateSchema,
   tenantCreatedSchema,
+  tenantListSchema,
   tenantSchema,
-  uuidParam,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
+import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import type { ApiDeps } from '../deps.js';
+import { createApiKey, revokeApiKey } from '../tenants/api-keys.js';
+import { createTenant } from '../tenants/create-tenant.js';
+import { findTenant } from '../tenants/find-tenant.js';
+import { listTenants } from '../tenants/list-tenants.js';
+import { updateQuota } from '../tenants/update-quota.js';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 
 interface QuotaRow {
@@ -54,127 +59,111 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const { prisma } = deps.db;
   const admin = requireRole('admin');
 
-  async function findTenant(id: string) {
-    if (!uuidParam.safeParse(id).success) throw notFound('tenant');
-    const t = await prisma.tenant.findUnique({ where: { id }, include: { quota: true } });
-    if (!t) throw notFound('tenant');
-    return t;
-  }
-
   registerRoute(registry, {
     method: 'post',
     path: '/v1/tenants',
+    operationId: 'createTenant',
+    description: 'The tenant gets the default quota and a first API key, shown only in this response.',
     summary: 'Create a tenant with its quota and first API key (the key is shown once)',
     tags: ['tenants'],
     request: { body: { content: { 'application/json': { schema: createTenantSchema } } } },
-    responses: { 201: json(tenantCreatedSchema, 'Created'), 409: json(tenantCreatedSchema, 'Name taken') },
+    errors: ['conflict'],
+    responses: { 201: json(tenantCreatedSchema, 'Created') },
   });
   r.post('/v1/tenants', admin, async (req, res) => {
     const body = parseOrThrow(createTenantSchema, req.body);
-    const key = generateApiKey('tenant');
-    try {
-      const tenant = await prisma.tenant.create({
-        data: {
-          name: body.name,
-          weight: body.weight,
-          quota: { create: {} },
-          apiKeys: { create: { role: 'tenant', prefix: key.prefix, hash: key.hash, name: 'default' } },
-        },
-        include: { quota: true, apiKeys: true },
-      });
-      const apiKey = tenant.apiKeys[0]!;
-      res
-        .status(201)
-        .json({ ...tenantView(tenant), apiKey: key.key, apiKeyId: apiKey.id, apiKeyPrefix: key.prefix });
-    } catch (err) {
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        throw new ApiError('conflict', `a tenant named "${body.name}" exists`, 'name');
-      }
-      throw err;
-    }
+    const { tenant, apiKey } = await createTenant(prisma, body);
+    res
+      .status(201)
+      .json({ ...tenantView(tenant), apiKey: apiKey.key, apiKeyId: apiKey.id, apiKeyPrefix: apiKey.prefix });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants',
+    operationId: 'listTenants',
+    description: 'Tenants in creation order; pages of `limit`, the next one `after` the `nextCursor`.',
     summary: 'List tenants',
     tags: ['tenants'],
-    responses: { 200: json(z.object({ data: z.array(tenantSchema) })) },
+    request: { query: pageQuery },
+    responses: { 200: json(tenantListSchema) },
   });
-  r.get('/v1/tenants', admin, async (_req, res) => {
-    const tenants = await prisma.tenant.findMany({ include: { quota: true }, orderBy: { createdAt: 'asc' } });
-    res.json({ data: tenants.map(tenantView) });
+  r.get('/v1/tenants', admin, async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    const tenants = await listTenants(prisma, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
+    const { data, nextCursor } = page(tenants, q.limit, (t) => encodeCursor(t.createdAt.toISOString(), t.id));
+    res.json({ data: data.map(tenantView), nextCursor });
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants/{id}',
+    operationId: 'getTenant',
+    description: 'A tenant with its quota.',
     summary: 'Get a tenant',
     tags: ['tenants'],
     request: { params: idParams },
     responses: { 200: json(tenantSchema) },
   });
   r.get('/v1/tenants/:id', admin, async (req, res) => {
-    res.json(tenantView(await findTenant(req.params.id as string)));
+    res.json(tenantView(await findTenant(prisma, req.params.id as string)));
   });
 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/tenants/{id}/keys',
+    operationId: 'createTenantKey',
+    description: 'Another API key for the tenant, optionally named; the key is shown only in this response.',
     summary: 'Create another API key for a tenant (shown once)',
     tags: ['tenants'],
-    request: { params: idParams },
+    request: {
+      params: idParams,
+      body: { required: false, content: { 'application/json': { schema: createKeySchema } } },
+    },
     responses: { 201: json(apiKeyCreatedSchema, 'Created') },
   });
   r.post('/v1/tenants/:id/keys', admin, async (req, res) => {
-    const t = await findTenant(req.params.id as string);
-    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
-    const key = generateApiKey('tenant');
-    const row = await prisma.apiKey.create({
-      data: { role: 'tenant', tenantId: t.id, prefix: key.prefix, hash: key.hash, name },
-    });
-    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+    const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
+    const t = await findTenant(prisma, req.params.id as string);
+    res.status(201).json(await createApiKey(prisma, { role: 'tenant', tenantId: t.id, name }));
   });
 
   registerRoute(registry, {
     method: 'delete',
     path: '/v1/tenants/{id}/keys/{keyId}',
+    operationId: 'revokeTenantKey',
+    description: 'The key mints no more tokens; revoking a revoked key is a no-op.',
     summary: 'Revoke an API key (tokens already minted expire on their own)',
     tags: ['tenants'],
     request: { params: z.object({ id: z.uuid(), keyId: z.uuid() }) },
     responses: { 204: { description: 'Revoked' } },
   });
   r.delete('/v1/tenants/:id/keys/:keyId', admin, async (req, res) => {
-    const t = await findTenant(req.params.id as string);
-    const keyId = req.params.keyId as string;
-    if (!uuidParam.safeParse(keyId).success) throw notFound('key');
-    const n = await prisma.apiKey.updateMany({
-      where: { id: keyId, tenantId: t.id, revokedAt: null },
-      data: { revokedAt: new Date() },
-    });
-    if (n.count === 0) {
-      const exists = await prisma.apiKey.findFirst({ where: { id: keyId, tenantId: t.id } });
-      if (!exists) throw notFound('key');
-    }
+    const t = await findTenant(prisma, req.params.id as string);
+    await revokeApiKey(prisma, t.id, req.params.keyId as string);
     res.status(204).end();
   });
 
   registerRoute(registry, {
     method: 'get',
     path: '/v1/tenants/{id}/quota',
+    operationId: 'getTenantQuota',
+    description: "The tenant's limits.",
     summary: "Get a tenant's quota",
     tags: ['tenants'],
     request: { params: idParams },
     responses: { 200: json(quotaSchema) },
   });
   r.get('/v1/tenants/:id/quota', admin, async (req, res) => {
-    const t = await findTenant(req.params.id as string);
+    const t = await findTenant(prisma, req.params.id as string);
     res.json(quotaView(t.quota!));
   });
 
   registerRoute(registry, {
     method: 'put',
     path: '/v1/tenants/{id}/quota',
+    operationId: 'updateTenantQuota',
+    description: 'Fields left out keep their value.',
     summary: "Update a tenant's quota (fields left out keep their value)",
     tags: ['tenants'],
     request: { params: idParams, body: { content: { 'application/json': { schema: quotaUpdateSchema } } } },
@@ -182,25 +171,24 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.put('/v1/tenants/:id/quota', admin, async (req, res) => {
     const body = parseOrThrow(quotaUpdateSchema, req.body);
-    const t = await findTenant(req.params.id as string);
-    const q = await prisma.quota.update({ where: { tenantId: t.id }, data: body });
+    const t = await findTenant(prisma, req.params.id as string);
+    const q = await updateQuota(prisma, t.id, body);
     res.json(quotaView(q));
   });
 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/node-keys',
+    operationId: 'createNodeKey',
+    description: 'A credential a worker daemon exchanges for tokens; shown only in this response.',
     summary: 'Create a node credential for a worker daemon (shown once)',
     tags: ['nodes'],
+    request: { body: { required: false, content: { 'application/json': { schema: createKeySchema } } } },
     responses: { 201: json(apiKeyCreatedSchema, 'Created') },
   });
   r.post('/v1/node-keys', admin, async (req, res) => {
-    const name = typeof req.body?.name === 'string' ? String(req.body.name).slice(0, 64) : null;
-    const key = generateApiKey('node');
-    const row = await prisma.apiKey.create({
-      data: { role: 'node', prefix: key.prefix, hash: key.hash, name },
-    });
-    res.status(201).json({ id: row.id, prefix: key.prefix, apiKey: key.key });
+    const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
+    res.status(201).json(await createApiKey(prisma, { role: 'node', name }));
   });
 
   return r;

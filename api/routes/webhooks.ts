@@ -130,6 +130,7 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
 
   registerRoute(registry, {
     method: 'post',
+    operationId: 'createWebhook',
     path: '/v1/webhooks',
     summary: 'Register a webhook endpoint',
     description:
@@ -166,8 +167,10 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
 
   registerRoute(registry, {
     method: 'get',
+    operationId: 'listWebhooks',
     path: '/v1/webhooks',
     summary: 'Your webhook endpoints',
+    description: 'Every endpoint of the calling tenant, without its secret (shown once, at creation).',
     tags: ['webhooks'],
     responses: { 200: json(z.object({ data: z.array(endpointSchema) })) },
   });
@@ -180,8 +183,10 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
 
   registerRoute(registry, {
     method: 'delete',
+    operationId: 'deleteWebhook',
     path: '/v1/webhooks/{id}',
     summary: 'Delete a webhook endpoint (and its deliveries)',
+    description: 'Stops deliveries to the endpoint at once; its delivery records go with it.',
     tags: ['webhooks'],
     request: { params: idParams },
     responses: { 204: { description: 'Deleted' } },
@@ -194,8 +199,11 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
 
   registerRoute(registry, {
     method: 'get',
+    operationId: 'listWebhookDeliveries',
     path: '/v1/webhooks/{id}/deliveries',
     summary: "An endpoint's deliveries, newest first",
+    description:
+      'Each delivery with its event, status, attempts, last response and next attempt; filter by status.',
     tags: ['webhooks'],
     request: { params: idParams, query: deliveriesQuery },
     responses: { 200: json(z.object({ data: z.array(deliverySchema) })) },
@@ -213,8 +221,11 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
 
   registerRoute(registry, {
     method: 'post',
+    operationId: 'replayWebhookDelivery',
     path: '/v1/webhooks/{id}/deliveries/{deliveryId}/replay',
     summary: 'Send a delivery again (same webhook-id), whatever its status',
+    description:
+      'The receiver gets the same `webhook-id`, so it can recognise the message as one it has seen.',
     tags: ['webhooks'],
     request: { params: z.object({ id: z.uuid(), deliveryId: z.uuid() }) },
     responses: { 202: json(deliverySchema, 'Queued for delivery') },

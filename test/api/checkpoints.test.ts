@@ -100,3 +100,26 @@ test('a record whose file is missing is a 404, and keys cannot escape the storag
   const res = await t.as(h.http.get(`/v1/jobs/${jobId}/checkpoints/${row.id}/content`)).expect(404);
   assert.equal(res.body.error.code, 'not_found');
 });
+
+test('If-Range: the current ETag keeps the range (206); any other validator gets the whole file (200)', async () => {
+  const url = `/v1/jobs/${jobId}/checkpoints/${ck.id}/content`;
+  const same = await t
+    .as(h.http.get(url))
+    .set('Range', 'bytes=0-9')
+    .set('If-Range', `"${ck.sha256}"`)
+    .buffer(true)
+    .parse(binary as never)
+    .expect(206);
+  assert.ok(same.body.equals(bytes.subarray(0, 10)));
+  for (const stale of ['"0000"', `W/"${ck.sha256}"`, 'Wed, 21 Oct 2015 07:28:00 GMT']) {
+    const whole = await t
+      .as(h.http.get(url))
+      .set('Range', 'bytes=0-9')
+      .set('If-Range', stale)
+      .buffer(true)
+      .parse(binary as never)
+      .expect(200);
+    assert.equal(whole.headers['content-length'], String(bytes.length), stale);
+    assert.ok(whole.body.equals(bytes), stale);
+  }
+});
