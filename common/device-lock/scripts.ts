@@ -37,7 +37,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 // `tsc` does not copy .lua files: when running from dist/, read them from the source tree.
 function luaDir(): string {
-  const candidates = [path.join(here, 'lua'), path.resolve(here, '../../../scheduler/device-lock/lua')];
+  const candidates = [path.join(here, 'lua'), path.resolve(here, '../../../common/device-lock/lua')];
   const found = candidates.find((dir) => existsSync(path.join(dir, 'acquire-4.lua')));
   if (!found) throw new Error(`device-lock Lua scripts not found in ${candidates.join(' or ')}`);
   return found;

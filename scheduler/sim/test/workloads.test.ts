@@ -1,16 +1,17 @@
 // Workload sources: files are checked as read, the replay skips itself without the trace, and a
 // seed reproduces a workload exactly.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { fileWorkload } from '../workloads/file.js';
 import { phillyWorkload } from '../workloads/philly.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
 
 describe('simulator workloads', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'sim-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads a CSV of jobs into RL jobs on the tenants it names', () => {
     const file = path.join(dir, 'w.csv');
