@@ -11,6 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exportedNames, unknownReferences } from '../../common/metrics/references.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const composeFile = path.join(root, 'infra/compose/docker-compose.yml');
@@ -165,6 +166,32 @@ async function main(): Promise<void> {
   const resumed = runs.at(-1)?.data.resumedFromStep as number | null;
   assert.ok(runs.length >= 2 && resumed && resumed > 0, `job 2 resumed from a checkpoint (${resumed})`);
   say(`job 2 resumed from step ${resumed} after the kill and succeeded`);
+
+  // 3. Every metric the dashboard and the alerts use is served by the running processes.
+  const scrape = (service: string, port: number) =>
+    compose(
+      'exec',
+      '-T',
+      service,
+      'node',
+      '-e',
+      `fetch('http://127.0.0.1:${port}/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))`,
+    );
+  const texts = [
+    await (await fetch(`${api}/metrics`)).text(),
+    scrape('scheduler-b', 9464),
+    scrape('worker-b', 9465),
+  ];
+  const served = new Set(texts.flatMap((t) => [...exportedNames(t)]));
+  assert.deepEqual(unknownReferences(root, served), []);
+  const line = (name: string) =>
+    texts
+      .join('\n')
+      .split('\n')
+      .find((l) => l.startsWith(name)) ?? `${name} (none)`;
+  say(
+    `${served.size} metric names served; e.g. ${line('timeshare_jobs{')}, ${line('timeshare_engine_step_seconds_count')}`,
+  );
 
   console.log('\ntimings (s):');
   for (const [label, s] of timings) console.log(`  ${s.toFixed(1).padStart(6)}  ${label}`);
