@@ -127,7 +127,18 @@ async function main(): Promise<void> {
   assert.equal(createHash('sha256').update(content).digest('hex'), last.sha256);
   say(`checkpoint step ${last.step}: ${content.length} bytes, sha256 matches`);
 
-  // 2. Kill a scheduler and the worker running a job mid-run; the job finishes anyway.
+  // Each container's own /metrics, read from inside it (only the API's port is published).
+  const scrape = (service: string, port: number) =>
+    compose(
+      'exec',
+      '-T',
+      service,
+      'node',
+      '-e',
+      `fetch('http://127.0.0.1:${port}/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))`,
+    );
+
+  // 2. Kill the leading scheduler and the worker running a job mid-run; the job finishes anyway.
   const second = await call('POST', '/v1/jobs', token, job('smoke-survivor', 120));
   await waitFor('job 2 running with a checkpoint', async () => {
     const ks = (await call('GET', `/v1/jobs/${second.id}/checkpoints`, token)).data as unknown[];
@@ -146,9 +157,14 @@ async function main(): Promise<void> {
     `SELECT n.name FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = '${second.id}'`,
   );
   assert.match(node, /^worker-[ab]$/, `job 2 runs on ${node}`);
+  const leaders = ['scheduler-a', 'scheduler-b'].filter((s) =>
+    /^timeshare_scheduler_leader 1$/m.test(scrape(s, 9464)),
+  );
+  assert.equal(leaders.length, 1, `one scheduler leads (${leaders.join(', ') || 'none'})`);
+  const leader = leaders[0]!;
   const killedAt = Date.now();
-  compose('kill', 'scheduler-a', node);
-  say(`killed scheduler-a and ${node} (the worker running job 2)`);
+  compose('kill', leader, node);
+  say(`killed ${leader} (the leader) and ${node} (the worker running job 2)`);
   const runningEvents = async () =>
     ((await call('GET', `/v1/jobs/${second.id}/events?limit=1000`, token)).data as { type: string }[]).filter(
       (e) => e.type === 'job.running',
@@ -168,15 +184,6 @@ async function main(): Promise<void> {
   say(`job 2 resumed from step ${resumed} after the kill and succeeded`);
 
   // 3. Every metric the dashboard and the alerts use is served by the running processes.
-  const scrape = (service: string, port: number) =>
-    compose(
-      'exec',
-      '-T',
-      service,
-      'node',
-      '-e',
-      `fetch('http://127.0.0.1:${port}/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))`,
-    );
   const texts = [
     await (await fetch(`${api}/metrics`)).text(),
     scrape('scheduler-b', 9464),
