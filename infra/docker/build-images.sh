@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run images`: builds timeshare/api, timeshare/scheduler and timeshare/worker-node (tag :local,
+# `npm run images`: builds timeshare/api, timeshare/scheduler, timeshare/worker-node and
+# timeshare/webhooks (tag :local,
 # or $TIMESHARE_IMAGE_TAG) from this checkout. Starts a Docker engine when none answers (engine.sh)
 # and builds the local base images when missing (base-image.sh). Builds use the host network: on our
 # machines that is the only way out to Debian's mirror and the npm registry.
@@ -21,7 +22,7 @@ for bundle in "${NODE_EXTRA_CA_CERTS:-}" "${SSL_CERT_FILE:-}" /etc/ssl/certs/ca-
   fi
 done
 
-for process in api scheduler worker-node; do
+for process in api scheduler worker-node webhooks; do
   start=$(date +%s)
   echo "[images] building timeshare/$process:$tag" >&2
   docker build --network host -q -f "$here/$process.Dockerfile" -t "timeshare/$process:$tag" "$root" >/dev/null

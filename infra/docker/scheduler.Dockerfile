@@ -1,6 +1,6 @@
 # The scheduler image. Built by `npm run images` (infra/docker/build-images.sh), which first makes the local
-# base images (no registry needed). The build stage is the same in all three Dockerfiles, so Docker
-# runs it once and the three images share it from the cache.
+# base images (no registry needed). The build stage is the same in every
+# process Dockerfile, so Docker runs it once and the images share it from the cache.
 ARG NODE_IMAGE=timeshare/node:20
 ARG BASE=timeshare/debian:bookworm
 

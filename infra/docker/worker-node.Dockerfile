@@ -1,6 +1,6 @@
 # The worker-node image. Built by `npm run images` (infra/docker/build-images.sh), which first makes the local
-# base images (no registry needed). The build stage is the same in all three Dockerfiles, so Docker
-# runs it once and the three images share it from the cache.
+# base images (no registry needed). The build stage is the same in every
+# process Dockerfile, so Docker runs it once and the images share it from the cache.
 ARG NODE_IMAGE=timeshare/node:20
 ARG BASE=timeshare/debian:bookworm
 
@@ -41,8 +41,10 @@ COPY --from=build /src/node_modules/ node_modules/
 COPY --from=build /src/dist/ dist/
 # The native engine, found by dist/native/ at ../../native/build/Release.
 COPY --from=build /src/native/build/Release/timeshare_engine.node native/build/Release/
-RUN install -d -o timeshare -g timeshare /var/lib/timeshare/checkpoints
-ENV TIMESHARE_METRICS_PORT=9465 TIMESHARE_STORAGE_ROOT=/var/lib/timeshare/checkpoints
+# Checkpoint scratch and the report outbox (records the API has not taken yet) must be writable.
+RUN install -d -o timeshare -g timeshare /var/lib/timeshare/checkpoints /var/lib/timeshare/outbox
+ENV TIMESHARE_METRICS_PORT=9465 TIMESHARE_STORAGE_ROOT=/var/lib/timeshare/checkpoints \
+    TIMESHARE_OUTBOX_DIR=/var/lib/timeshare/outbox
 USER timeshare
 EXPOSE 9465
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
