@@ -17,6 +17,8 @@ const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_MAX_GROUP_LOAD: z.coerce.number().min(0.1).max(16).default(defaultPolicy.maxGroupLoad),
   TIMESHARE_MAX_SWITCH_FRACTION: z.coerce.number().min(0).max(1).default(defaultPolicy.maxSwitchFraction),
   TIMESHARE_PREEMPTION: z.enum(['on', 'off']).default('on'),
+  /** Port of this process's Prometheus endpoint (GET /metrics); 0 = off. */
+  TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });
 
 export type SchedulerConfig = Readonly<z.output<typeof schema>>;

@@ -15,6 +15,8 @@ import { connectRedis } from '../common/redis.js';
 import { loadSchedulerConfig, policyFrom } from './config.js';
 import { sweepLostNodes } from './liveness.js';
 import { startRoundLoop } from './rounds/round-loop.js';
+import { createSchedulerMetrics } from '../common/metrics/scheduler.js';
+import { serveMetrics } from '../common/metrics/serve.js';
 
 const config = loadSchedulerConfig();
 const logger = createLogger('scheduler', config.LOG_LEVEL);
@@ -24,6 +26,8 @@ const redis = connectRedis(config.REDIS_URL);
 const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
 const queue = new JobQueue(redis, names);
 const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+const metrics = createSchedulerMetrics(db.pool);
+const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
 
 const rounds = startRoundLoop({
   pool: db.pool,
@@ -42,6 +46,9 @@ const rounds = startRoundLoop({
   },
 });
 
+// The leader is the instance whose round loop holds the lease (an epoch).
+metrics.leadership(() => rounds.stats.epoch !== null);
+
 const livenessTimer = setInterval(
   () => {
     sweepLostNodes({
@@ -51,7 +58,10 @@ const livenessTimer = setInterval(
       queue,
       logger,
       timeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
-    }).catch((err) => logger.warn({ err }, 'liveness sweep failed'));
+    }).then(metrics.sweepDone, (err) => {
+      metrics.sweepFailed();
+      logger.warn({ err }, 'liveness sweep failed');
+    });
   },
   Math.max(250, Math.floor(config.TIMESHARE_NODE_TIMEOUT_MS / 4)),
 );
@@ -67,6 +77,7 @@ async function shutdown(): Promise<void> {
   clearInterval(livenessTimer);
   stopSweeper();
   locks.close();
+  await metricsServer?.close();
   await rounds.close();
   redis.disconnect();
   subscriber.disconnect();

@@ -31,6 +31,10 @@ export interface SupervisorOptions {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
+  /** Sees every message a job process sends (the daemon's metrics count from them). */
+  observe?: (m: RunnerToDaemon) => void;
+  /** A job process died without saying how its run ended. */
+  onCrash?: () => void;
 }
 
 export class JobSupervisor {
@@ -114,6 +118,7 @@ export class JobSupervisor {
     };
     const { nodeId } = this.opts;
     child.on('message', (m: RunnerToDaemon) => {
+      this.opts.observe?.(m);
       switch (m.t) {
         case 'started':
           relay(() =>
@@ -166,6 +171,7 @@ export class JobSupervisor {
         if (!r.ended) {
           const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
           this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
+          this.opts.onCrash?.();
           relay(() =>
             this.outbox.put({
               kind: 'finish',

@@ -18,6 +18,8 @@ import { ReportOutbox } from './report-outbox.js';
 import { JobSupervisor } from './job-supervisor.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
+import { createWorkerMetrics } from './metrics.js';
+import { serveMetrics } from '../common/metrics/serve.js';
 
 const config = loadWorkerConfig();
 const logger = createLogger('worker-node', config.LOG_LEVEL);
@@ -46,7 +48,11 @@ const outbox = new ReportOutbox({
   logger,
 });
 
+const metrics = createWorkerMetrics(config.TIMESHARE_POOL);
+metrics.setDevices(devices.length);
+
 async function main(): Promise<void> {
+  const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
   // What an earlier daemon could not deliver goes first: registering requeues the node's jobs, and
   // after that their checkpoint records and outcomes would be refused.
   const left = await outbox.open();
@@ -66,7 +72,10 @@ async function main(): Promise<void> {
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
+    observe: metrics.observe,
+    onCrash: metrics.crashed,
   });
+  metrics.countRunning(() => supervisor.running.length);
 
   let polling: Promise<void> | null = null;
   const poll = () => {
@@ -126,6 +135,7 @@ async function main(): Promise<void> {
     outbox.close();
     clearInterval(heartbeatTimer);
     sub.disconnect();
+    await metricsServer?.close();
     logger.info('worker-node stopped');
     process.exit(0);
   };

@@ -31,7 +31,14 @@ export type Outcome = Exclude<NodeOutcome, 'crashed'>;
 
 export type RunnerToDaemon =
   | { t: 'started'; resumedFromStep: number | null }
-  | { t: 'report'; metrics: MetricPoint[]; profiles: StageProfileReport[]; deviceSeconds: number }
+  | {
+      t: 'report';
+      metrics: MetricPoint[];
+      profiles: StageProfileReport[];
+      deviceSeconds: number;
+      /** Time each stage waited for its devices; for the daemon's metrics, not sent on. */
+      lockWaits?: { stage: string; seconds: number }[];
+    }
   | ({ t: 'checkpoint' } & CheckpointReport)
   | { t: 'finished'; outcome: Outcome; error: string | null }
   | { t: 'cancelled' }

@@ -33,7 +33,12 @@ export interface StageLoopDeps {
   locks: DeviceLockService;
   start: RunnerStart;
   saveCheckpoint(step: number): Promise<CheckpointReport>;
-  report(r: { metrics: MetricPoint[]; profiles: StageProfileReport[]; deviceSeconds: number }): void;
+  report(r: {
+    metrics: MetricPoint[];
+    profiles: StageProfileReport[];
+    deviceSeconds: number;
+    lockWaits?: { stage: string; seconds: number }[];
+  }): void;
   /** Bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
   occupancy(devices: string[], bytes: number): void;
   checkpointed(c: CheckpointReport): void;
@@ -93,6 +98,7 @@ export class StageLoop {
     fn: () => Promise<{ value: T; profile?: Profile; tokens?: number; batch?: number }>,
   ): Promise<T | null> {
     let grant: Grant;
+    const waitStart = performance.now();
     try {
       grant = await this.d.locks.acquire({
         devices,
@@ -113,6 +119,7 @@ export class StageLoop {
       },
     });
     const t0 = performance.now();
+    const lockWaitSeconds = (t0 - waitStart) / 1000;
     let onloadSeconds = 0;
     let offloadSeconds = 0;
     try {
@@ -142,6 +149,7 @@ export class StageLoop {
           },
         ],
         deviceSeconds: seconds * devices.length,
+        lockWaits: [{ stage, seconds: lockWaitSeconds }],
       });
       return out.value;
     } finally {

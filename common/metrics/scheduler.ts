@@ -1,0 +1,120 @@
+/**
+ * The scheduler's metrics. The cluster's state (jobs by status, queue depth and oldest wait per
+ * pool, nodes by status) is read from PostgreSQL, the source of truth, at scrape time — so every
+ * scheduler replica reports the same values and a dashboard takes max() across them. What only this
+ * process knows (its sweeps, whether it holds the leader lease) is counted here; round latency and
+ * admission counters belong on the same registry.
+ */
+import client from 'prom-client';
+import type pg from 'pg';
+
+export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'timeshare_scheduler_' });
+
+  const jobs = new client.Gauge({
+    name: 'timeshare_jobs',
+    help: 'Jobs by pool and status (all tenants), from the database',
+    labelNames: ['pool', 'status'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+  const queueDepth = new client.Gauge({
+    name: 'timeshare_queue_depth_jobs',
+    help: 'Queued jobs per pool',
+    labelNames: ['pool'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+  const oldestWait = new client.Gauge({
+    name: 'timeshare_queue_oldest_wait_seconds',
+    help: 'How long the longest-waiting queued job of a pool has waited',
+    labelNames: ['pool'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+  const nodes = new client.Gauge({
+    name: 'timeshare_nodes',
+    help: 'Worker nodes by pool and status (ready, draining, lost), from the database',
+    labelNames: ['pool', 'status'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+  let isLeader = () => false;
+  new client.Gauge({
+    name: 'timeshare_scheduler_leader',
+    help: '1 while this scheduler process holds the leader lease, else 0',
+    registers: [registry],
+    collect() {
+      this.set(isLeader() ? 1 : 0);
+    },
+  });
+  const sweeps = new client.Counter({
+    name: 'timeshare_scheduler_liveness_sweeps_total',
+    help: 'Node liveness sweeps run, by result',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const requeued = new client.Counter({
+    name: 'timeshare_scheduler_node_lost_requeues_total',
+    help: 'Jobs sent back to the queue because their node was lost',
+    registers: [registry],
+  });
+  const scrapeErrors = new client.Counter({
+    name: 'timeshare_scheduler_metrics_query_errors_total',
+    help: 'Scrapes whose database reads failed (the gauges keep their last values)',
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+
+  // The database gauges are read together, once per scrape, whichever of them prom-client asks first.
+  let reading: Promise<void> | null = null;
+  function collectOnce(): Promise<void> {
+    reading ??= readDatabase().finally(() => (reading = null));
+    return reading;
+  }
+  async function readDatabase(): Promise<void> {
+    try {
+      const [byStatus, queued, byNode] = await Promise.all([
+        pool.query<{ pool: string; status: string; n: string }>(
+          `SELECT pool, status::text AS status, count(*) AS n FROM jobs GROUP BY pool, status`,
+        ),
+        pool.query<{ pool: string; n: string; wait: number | null }>(
+          `SELECT pool, count(*) AS n, extract(epoch FROM now() - min(queued_at))::float8 AS wait
+             FROM jobs WHERE status = 'queued' GROUP BY pool`,
+        ),
+        pool.query<{ pool: string; status: string; n: string }>(
+          `SELECT p.name AS pool, n.status::text AS status, count(*) AS n
+             FROM nodes n JOIN pools p ON p.id = n.pool_id GROUP BY p.name, n.status`,
+        ),
+      ]);
+      // reset() first: a pool or status that emptied must read 0 / vanish, not keep its last value.
+      jobs.reset();
+      for (const r of byStatus.rows) jobs.set({ pool: r.pool, status: r.status }, Number(r.n));
+      queueDepth.reset();
+      oldestWait.reset();
+      for (const r of queued.rows) {
+        queueDepth.set({ pool: r.pool }, Number(r.n));
+        oldestWait.set({ pool: r.pool }, Math.max(0, r.wait ?? 0));
+      }
+      nodes.reset();
+      for (const r of byNode.rows) nodes.set({ pool: r.pool, status: r.status }, Number(r.n));
+    } catch {
+      scrapeErrors.inc();
+    }
+  }
+  return {
+    registry,
+    /** Where the leader gauge reads, at scrape time, whether this process leads. */
+    leadership: (fn: () => boolean) => {
+      isLeader = fn;
+    },
+    sweepDone: (requeuedJobs: number) => {
+      sweeps.inc({ result: 'ok' });
+      requeued.inc(requeuedJobs);
+    },
+    sweepFailed: () => sweeps.inc({ result: 'error' }),
+  };
+}
+
+export type SchedulerMetrics = ReturnType<typeof createSchedulerMetrics>;

@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSchedulerMetrics } from '../scheduler.js';
+
+/** A stand-in for pg.Pool answering the three reads of a scrape from `state`. */
+function fakePool(state: { jobs: unknown[]; queued: unknown[]; nodes: unknown[] } | 'down') {
+  let queries = 0;
+  return {
+    get queries() {
+      return queries;
+    },
+    query: async (sql: string) => {
+      queries++;
+      if (state === 'down') throw new Error('connection refused');
+      if (sql.includes('FROM nodes')) return { rows: state.nodes };
+      if (sql.includes("status = 'queued'")) return { rows: state.queued };
+      return { rows: state.jobs };
+    },
+  };
+}
+
+test('scheduler gauges are read from the database once per scrape and forget emptied pools', async () => {
+  const state = {
+    jobs: [
+      { pool: 'default', status: 'queued', n: '3' },
+      { pool: 'h100', status: 'running', n: '2' },
+    ],
+    queued: [{ pool: 'default', n: '3', wait: 42.5 }],
+    nodes: [{ pool: 'default', status: 'lost', n: '1' }],
+  };
+  const pool = fakePool(state);
+  const m = createSchedulerMetrics(pool as never);
+  m.sweepDone(2);
+  m.leadership(() => true);
+  const text = await m.registry.metrics();
+  assert.equal(pool.queries, 3, 'one read of each kind for four gauges');
+  assert.match(text, /^timeshare_jobs\{pool="default",status="queued"\} 3$/m);
+  assert.match(text, /^timeshare_jobs\{pool="h100",status="running"\} 2$/m);
+  assert.match(text, /^timeshare_queue_depth_jobs\{pool="default"\} 3$/m);
+  assert.match(text, /^timeshare_queue_oldest_wait_seconds\{pool="default"\} 42.5$/m);
+  assert.match(text, /^timeshare_nodes\{pool="default",status="lost"\} 1$/m);
+  assert.match(text, /^timeshare_scheduler_node_lost_requeues_total 2$/m);
+  assert.match(text, /^timeshare_scheduler_liveness_sweeps_total\{result="ok"\} 1$/m);
+  assert.match(text, /^timeshare_scheduler_leader 1$/m);
+
+  state.queued = [];
+  const later = await m.registry.metrics();
+  assert.doesNotMatch(later, /^timeshare_queue_depth_jobs\{/m, 'an emptied queue is not reported stale');
+});
+
+test('a failed database read is counted, not thrown at the scraper', async () => {
+  const m = createSchedulerMetrics(fakePool('down') as never);
+  const text = await m.registry.metrics();
+  assert.match(text, /^timeshare_scheduler_metrics_query_errors_total 1$/m);
+});

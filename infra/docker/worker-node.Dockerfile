@@ -1,0 +1,53 @@
+# The worker-node image. Built by `npm run images` (infra/docker/build-images.sh), which first makes the local
+# base images (no registry needed). The build stage is the same in every
+# process Dockerfile, so Docker runs it once and the images share it from the cache.
+ARG NODE_IMAGE=timeshare/node:20
+ARG BASE=timeshare/debian:bookworm
+
+FROM ${NODE_IMAGE} AS build
+# node-gyp's toolchain for the native engine (headers for Node are in the base image).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# The CAs the build machine trusts (build-images.sh writes them; machines behind a TLS-inspecting
+# proxy need its CA to reach the npm registry). Only this stage sees them.
+COPY infra/docker/build-ca.pem /tmp/build-ca.pem
+ENV NODE_EXTRA_CA_CERTS=/tmp/build-ca.pem
+COPY package.json package-lock.json prisma.config.ts tsconfig.json ./
+COPY scripts/ scripts/
+COPY native/ native/
+COPY prisma/ prisma/
+# The base image says NODE_ENV=production; building needs the dev tools (node-gyp, tsc).
+RUN npm ci --include=dev --no-audit --no-fund
+COPY . .
+# tsc copies no data files: the migration tool and the device lock read theirs beside the compiled
+# code (the lock's fallback path to the source tree is stale since it moved to common/).
+RUN npx tsc -p tsconfig.json \
+ && cp -r prisma/migrations prisma/schema.prisma dist/prisma/ \
+ && cp -r common/device-lock/lua dist/common/device-lock/ \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && npm uninstall --no-save --ignore-scripts --no-audit --no-fund prisma \
+ && rm -rf node_modules/.cache native/build/Release/obj.target native/build/Release/.deps
+
+# The runtime: Debian, the node binary and the app; no npm, headers or compilers.
+FROM ${BASE}
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
+RUN groupadd --system --gid 10001 timeshare \
+ && useradd --system --uid 10001 --gid timeshare --home-dir /app --shell /usr/sbin/nologin timeshare
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules/ node_modules/
+COPY --from=build /src/dist/ dist/
+# The native engine, found by dist/native/ at ../../native/build/Release.
+COPY --from=build /src/native/build/Release/timeshare_engine.node native/build/Release/
+# Checkpoint scratch and the report outbox (records the API has not taken yet) must be writable.
+RUN install -d -o timeshare -g timeshare /var/lib/timeshare/checkpoints /var/lib/timeshare/outbox
+ENV TIMESHARE_METRICS_PORT=9465 TIMESHARE_STORAGE_ROOT=/var/lib/timeshare/checkpoints \
+    TIMESHARE_OUTBOX_DIR=/var/lib/timeshare/outbox
+USER timeshare
+EXPOSE 9465
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch(\"http://127.0.0.1:9465/metrics\").then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# No flags: the daemon finds GPUs with nvidia-smi (else 2 virtual devices); compose passes its own.
+ENTRYPOINT ["node", "dist/worker-node/enroll.js"]
