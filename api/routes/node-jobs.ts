@@ -4,6 +4,7 @@
  * guarded by the job still being placed on the reporting node (see common/jobs/transitions.ts), so a
  * node that lost a job cannot touch it any more; such a report answers `{applied: false}`.
  */
+import { assignmentsOf, holdsDevices } from '../../common/jobs/assignments.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
@@ -11,13 +12,7 @@ import { ApiError, notFound } from '../../common/errors.js';
 import { checkpointModelKey } from '../../common/storage/index.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
-import {
-  insertProfiles,
-  recordCheckpoint,
-  recordUsage,
-  resumePoint,
-  upsertMetrics,
-} from '../../common/jobs/reports.js';
+import { insertProfiles, recordCheckpoint, recordUsage, upsertMetrics } from '../../common/jobs/reports.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
 import {
   appliedSchema,
@@ -27,7 +22,6 @@ import {
   jobFinishSchema,
   jobReportSchema,
   jobStartSchema,
-  withStageMap,
 } from '../../common/node-protocol/index.js';
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
@@ -85,31 +79,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     responses: { 200: json(z.object({ data: z.array(assignmentSchema) })) },
   });
   r.get('/v1/nodes/:id/assignments', ...ownNode, async (req, res) => {
-    const nodeId = req.params.id as string;
-    const rows = await pool.query(
-      `SELECT id, tenant_id, status, spec, placement, attempts, max_attempts, priority, queue_seq, preempt_requested_at
-         FROM jobs WHERE node_id = $1 AND status IN ('placed', 'running') ORDER BY priority DESC, created_at`,
-      [nodeId],
-    );
-    const data = [];
-    for (const j of rows.rows) {
-      const initial =
-        (j.spec as { initialCheckpoint?: { jobId: string; checkpointId: string } }).initialCheckpoint ?? null;
-      data.push({
-        jobId: j.id,
-        tenantId: j.tenant_id,
-        status: j.status,
-        spec: j.spec,
-        placement: withStageMap(j.placement),
-        attempts: j.attempts,
-        maxAttempts: j.max_attempts,
-        priority: j.priority,
-        queueSeq: j.queue_seq,
-        resumeFrom: await resumePoint(pool, j.id, initial),
-        preemptRequestedAt: j.preempt_requested_at ? new Date(j.preempt_requested_at).toISOString() : null,
-      });
-    }
-    res.json({ data });
+    res.json({ data: await assignmentsOf(pool, req.params.id as string) });
   });
 
   registerRoute(registry, {
@@ -208,8 +178,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/jobs/:id/preempt', requireRole('admin'), async (req, res) => {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const q = await pool.query(`SELECT id FROM jobs WHERE id = $1 AND status IN ('placed', 'running')`, [id]);
-    if (!q.rows[0]) throw notFound('running job');
+    if (!(await holdsDevices(pool, id))) throw notFound('running job');
     await sendControl(deps.redis, deps.names, { jobId: id, action: 'preempt' });
     res.status(202).json({ jobId: id });
   });

@@ -2,6 +2,7 @@
  * The admin view of a pool's queue in the scheduler's order, a page at a time, with each job's
  * tenant position, estimated start and wait reason: Kueue's visibility API plus the ETA it lacks.
  */
+import { pendingRows } from '../jobs/pending-rows.js';
 import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
@@ -58,13 +59,7 @@ export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     const q = parseOrThrow(query, req.query);
     const page = await readPoolQueue(deps.redis, deps.names, p.data.name, q.offset, q.limit);
     const ids = page.entries.map((e) => e.jobId);
-    const rows = ids.length
-      ? await deps.db.pool.query(
-          `SELECT id, tenant_id, name, priority, queued_at FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`,
-          [ids],
-        )
-      : { rows: [] };
-    const byId = new Map(rows.rows.map((row) => [row.id as string, row]));
+    const byId = await pendingRows(deps.db.pool, ids);
     res.json({
       total: page.total,
       offset: q.offset,
@@ -74,14 +69,14 @@ export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
           const row = byId.get(e.jobId)!;
           return {
             jobId: e.jobId,
-            tenantId: row.tenant_id,
+            tenantId: row.tenantId,
             name: row.name,
             priority: row.priority,
             queuePosition: e.queuePosition,
             tenantQueuePosition: e.tenantQueuePosition,
             estimatedStartAt: e.estimatedStartAt,
             waitReason: e.waitReason,
-            queuedAt: new Date(row.queued_at).toISOString(),
+            queuedAt: row.queuedAt.toISOString(),
           };
         }),
     });

@@ -3,6 +3,14 @@
  * delete them, list an endpoint's deliveries and replay one. Delivery itself is the webhook
  * dispatcher's job (webhooks/main.ts), fed from the job_events log.
  */
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  listDeliveries,
+  listEndpoints,
+  replayDelivery,
+} from '../../webhooks/endpoints.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
@@ -120,12 +128,9 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   async function ownEndpoint(req: Request): Promise<Row> {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('webhook endpoint');
-    const q = await pool.query('SELECT * FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2', [
-      id,
-      tenantOf(req),
-    ]);
-    if (!q.rows[0]) throw notFound('webhook endpoint');
-    return q.rows[0];
+    const row = await findEndpoint(pool, tenantOf(req), id);
+    if (!row) throw notFound('webhook endpoint');
+    return row as Row;
   }
 
   registerRoute(registry, {
@@ -151,18 +156,21 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       throw err;
     }
     const secret = newSecret();
-    // The cap is checked in the insert itself, so concurrent registrations cannot pass it together.
-    const q = await pool.query(
-      `INSERT INTO webhook_endpoints (tenant_id, url, events, description, secret)
-       SELECT $1, $2, $3, $4, $5
-        WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $6
-       RETURNING *`,
-      [tenantOf(req), body.url, body.events, body.description ?? null, secret, MAX_ENDPOINTS_PER_TENANT],
+    const row = await createEndpoint(
+      pool,
+      {
+        tenantId: tenantOf(req),
+        url: body.url,
+        events: body.events,
+        description: body.description ?? null,
+        secret,
+      },
+      MAX_ENDPOINTS_PER_TENANT,
     );
-    if (!q.rows[0]) {
+    if (!row) {
       throw new ApiError('conflict', `at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints per tenant`);
     }
-    res.status(201).json({ ...endpointOf(q.rows[0]), secret });
+    res.status(201).json({ ...endpointOf(row as Row), secret });
   });
 
   registerRoute(registry, {
@@ -175,10 +183,7 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     responses: { 200: json(z.object({ data: z.array(endpointSchema) })) },
   });
   r.get('/v1/webhooks', tenantOnly, async (req, res) => {
-    const q = await pool.query('SELECT * FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY created_at', [
-      tenantOf(req),
-    ]);
-    res.json({ data: q.rows.map(endpointOf) });
+    res.json({ data: (await listEndpoints(pool, tenantOf(req))).map((row) => endpointOf(row as Row)) });
   });
 
   registerRoute(registry, {
@@ -193,7 +198,7 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   });
   r.delete('/v1/webhooks/:id', tenantOnly, async (req, res) => {
     const ep = await ownEndpoint(req);
-    await pool.query('DELETE FROM webhook_endpoints WHERE id = $1', [ep.id]);
+    await deleteEndpoint(pool, ep.id as string);
     res.status(204).end();
   });
 
@@ -211,12 +216,8 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.get('/v1/webhooks/:id/deliveries', tenantOnly, async (req, res) => {
     const q = parseOrThrow(deliveriesQuery, req.query);
     const ep = await ownEndpoint(req);
-    const rows = await pool.query(
-      `SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
-        ORDER BY event_id DESC LIMIT $3`,
-      [ep.id, q.status ?? null, q.limit],
-    );
-    res.json({ data: rows.rows.map(deliveryOf) });
+    const rows = await listDeliveries(pool, ep.id as string, q.status ?? null, q.limit);
+    res.json({ data: rows.map((row) => deliveryOf(row as Row)) });
   });
 
   registerRoute(registry, {
@@ -234,15 +235,9 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const ep = await ownEndpoint(req);
     const deliveryId = req.params.deliveryId as string;
     if (!uuidParam.safeParse(deliveryId).success) throw notFound('delivery');
-    const q = await pool.query(
-      `UPDATE webhook_deliveries
-          SET status = 'pending', next_attempt_at = now(),
-              deadline = greatest(deadline, now() + interval '${REPLAY_WINDOW}')
-        WHERE id = $1 AND endpoint_id = $2 RETURNING *`,
-      [deliveryId, ep.id],
-    );
-    if (!q.rows[0]) throw notFound('delivery');
-    res.status(202).json(deliveryOf(q.rows[0]));
+    const row = await replayDelivery(pool, ep.id as string, deliveryId, REPLAY_WINDOW);
+    if (!row) throw notFound('delivery');
+    res.status(202).json(deliveryOf(row as Row));
   });
 
   return r;

@@ -5,12 +5,11 @@
  * requeued after a missed heartbeat) can no longer move it. A guard that fails returns null and
  * changes nothing. Callers publish the returned event ids after the commit.
  *
- *   queued ─place→ placed ─start→ running ─finish→ succeeded | failed
+ *   queued ─place (scheduler/rounds/apply-decisions.ts)→ placed ─start→ running ─finish→ succeeded | failed
  *   placed | running ─requeue(preempted | node_lost | crashed | drained)→ queued   (or failed once
  *   a crash exhausts maxAttempts)
  */
 import type pg from 'pg';
-import type { Placement } from '../node-protocol/index.js';
 
 export interface Transitioned {
   job: Record<string, unknown> & {
@@ -33,37 +32,6 @@ async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Trans
 }
 
 export type { Placement } from '../node-protocol/index.js';
-
-/** queued → placed (with the admitted event), if the tenant's concurrent-device quota allows. */
-export function placeJob(pool: pg.Pool, jobId: string, queueSeq: number, placement: Placement) {
-  return one(
-    pool,
-    `WITH j AS (
-       UPDATE jobs SET status = 'placed', node_id = $2, placement = $3::jsonb, wait_reason = NULL, updated_at = now()
-        WHERE id = $1 AND status = 'queued' AND queue_seq = $4
-          AND (SELECT active_devices + jobs.devices <= max_concurrent_devices FROM quotas q WHERE q.tenant_id = jobs.tenant_id)
-       RETURNING *
-     ), q AS (
-       UPDATE quotas SET active_devices = active_devices + j.devices FROM j WHERE quotas.tenant_id = j.tenant_id
-     ), e AS (
-       INSERT INTO job_events (job_id, type, data)
-       SELECT id, 'job.admitted', jsonb_build_object('status', 'admitted') FROM j
-       UNION ALL
-       SELECT id, 'job.placed', jsonb_build_object('status', 'placed', 'placement', $3::jsonb) FROM j
-       RETURNING id
-     )
-     SELECT j.*, (SELECT array_agg(id ORDER BY id) FROM e) AS event_ids FROM j`,
-    [jobId, placement.nodeId, JSON.stringify(placement), queueSeq],
-  );
-}
-
-/** Marks why a queued job still waits (shown to its tenant). */
-export async function setWaitReason(pool: pg.Pool, jobId: string, reason: string): Promise<void> {
-  await pool.query(
-    `UPDATE jobs SET wait_reason = $2 WHERE id = $1 AND status = 'queued' AND wait_reason IS DISTINCT FROM $2`,
-    [jobId, reason],
-  );
-}
 
 /** placed → running on the node it was placed on; counts an attempt. */
 export function startJob(pool: pg.Pool, jobId: string, nodeId: string, resumedFromStep: number | null) {

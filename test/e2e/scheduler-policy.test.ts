@@ -182,6 +182,16 @@ test(
         0,
       20_000,
     );
+    // Admins page through the pool's queue in order (Kueue's visibility API, with estimates).
+    const page = (await c.h.admin(c.h.http.get('/v1/pools/nowhere/queue?offset=100&limit=3')).expect(200))
+      .body;
+    assert.ok(page.total >= 30_000, `total ${page.total}`);
+    assert.deepEqual(
+      page.data.map((e: { queuePosition: number }) => e.queuePosition),
+      [101, 102, 103],
+    );
+    assert.equal(page.data[0].estimatedStartAt, null, 'a pool without devices has no estimate');
+    assert.equal(page.data[0].waitReason, 'capacity');
     await pool.query(`DELETE FROM jobs WHERE pool = 'nowhere'`);
   },
 );

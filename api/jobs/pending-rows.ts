@@ -1,0 +1,30 @@
+/** The job rows behind a page of a pool's queue view (admin): still queued, in one query. */
+import type pg from 'pg';
+
+export interface PendingRow {
+  id: string;
+  tenantId: string;
+  name: string;
+  priority: number;
+  queuedAt: Date;
+}
+
+export async function pendingRows(pool: pg.Pool, ids: string[]): Promise<Map<string, PendingRow>> {
+  if (!ids.length) return new Map();
+  const r = await pool.query(
+    `SELECT id, tenant_id, name, priority, queued_at FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'`,
+    [ids],
+  );
+  return new Map(
+    r.rows.map((row) => [
+      row.id as string,
+      {
+        id: row.id,
+        tenantId: row.tenant_id,
+        name: row.name,
+        priority: row.priority,
+        queuedAt: new Date(row.queued_at),
+      },
+    ]),
+  );
+}
