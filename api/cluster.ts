@@ -9,7 +9,6 @@ import cluster from 'node:cluster';
 import client from 'prom-client';
 import type { Logger } from '../common/logger.js';
 
-const WORKER_INDEX_ENV = 'TIMESHARE_API_WORKER_INDEX';
 const METRICS_REQUEST = 'timeshare:cluster-metrics-request';
 const METRICS_REPLY = 'timeshare:cluster-metrics-reply';
 
@@ -24,18 +23,13 @@ interface MetricsReply {
   error?: string;
 }
 
-/** 0 in a single-process API and in the first worker: the process that runs singleton duties. */
-export function workerIndex(): number {
-  return cluster.isWorker ? Number(process.env[WORKER_INDEX_ENV] ?? 0) : 0;
-}
-
 export function runPrimary(workers: number, logger: Logger): void {
   const aggregator = new client.AggregatorRegistry();
   let stopping = false;
   const recentDeaths: number[] = [];
 
   const fork = (index: number) => {
-    const worker = cluster.fork({ [WORKER_INDEX_ENV]: String(index) });
+    const worker = cluster.fork();
     worker.on('message', (m: MetricsRequest) => {
       if (m?.type !== METRICS_REQUEST) return;
       const reply = (r: Omit<MetricsReply, 'type' | 'id'>) =>

@@ -28,7 +28,6 @@ const schema = baseConfigSchema
     TIMESHARE_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(16),
     /** API worker processes sharing the port (node:cluster); 1 = a single process, no primary. */
     TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
-    TIMESHARE_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
     /** Lets webhook endpoints on private or loopback addresses through (tests, private networks). */
     TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
   });

@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger.js';
 import type { RedisNames } from '../common/queues.js';
 import type { ApiMetrics } from './http/prom.js';
 import type { EventHub } from './jobs/event-hub.js';
-import type { JobQueue } from '../common/jobs/queue.js';
+import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import type { CheckpointStore } from '../common/storage/index.js';
 import type { DeviceLockService } from '../common/device-lock/index.js';
 
@@ -15,7 +15,8 @@ export interface ApiDeps {
   db: Database;
   redis: Redis;
   names: RedisNames;
-  queue: JobQueue;
+  /** Wakes the scheduler after a commit that changes what it should decide on. */
+  wake: SchedulerWake;
   events: EventHub;
   storage: CheckpointStore;
   metrics: ApiMetrics;

@@ -2,12 +2,8 @@
  * Names every process agrees on in Redis. All keys live under one prefix so that several systems
  * (or test runs) can share a Redis: BullMQ gets it as its `prefix`, everything else prepends it.
  */
-export const JOBS_QUEUE = 'jobs';
-
 export interface RedisNames {
   prefix: string;
-  /** BullMQ queue prefix (BullMQ adds `:<queue>:...`). */
-  bullPrefix: string;
   /** Pub/sub channel carrying `{ jobId, eventId }` whenever a job event row is committed. */
   eventsChannel: string;
   /** Pub/sub channel carrying `{ jobId, action }` for workers: cancel / preempt. */
@@ -28,7 +24,6 @@ export function redisNames(prefix: string): RedisNames {
   const p = prefix.endsWith(':') ? prefix : `${prefix}:`;
   return {
     prefix: p,
-    bullPrefix: `${p}bull`,
     eventsChannel: `${p}events`,
     controlChannel: `${p}control`,
     schedulerChannel: `${p}scheduler`,
@@ -39,15 +34,5 @@ export function redisNames(prefix: string): RedisNames {
   };
 }
 
-/** BullMQ job id of a job's n-th trip through the queue: each requeue gets a fresh entry. */
-export const queueEntryId = (jobId: string, queueSeq: number) => `${jobId}-q${queueSeq}`;
-
 /** Device ids in the lock service: `<nodeId>/<index>`, so a node's timeline is a prefix query. */
 export const deviceLockId = (nodeId: string, index: number) => `${nodeId}/${index}`;
-
-/** Payload of a queue entry; PostgreSQL holds everything else about the job. */
-export interface QueuedJobMessage {
-  jobId: string;
-  tenantId: string;
-  queueSeq: number;
-}

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from '../common/logger.js';
-import type { JobQueue } from '../common/jobs/queue.js';
+import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import { requeueNodeJobs } from '../common/jobs/publish.js';
 import type { RedisNames } from '../common/queues.js';
 
@@ -14,7 +14,7 @@ export async function sweepLostNodes(deps: {
   pool: pg.Pool;
   redis: Redis;
   names: RedisNames;
-  queue: JobQueue;
+  wake: SchedulerWake;
   logger: Logger;
   timeoutMs: number;
 }): Promise<number> {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { connectDatabase } from '../common/db.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
-import { JobQueue } from '../common/jobs/queue.js';
+import { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import { createLogger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
@@ -24,7 +24,7 @@ const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
 const db = connectDatabase(config.DATABASE_URL, 4);
 const redis = connectRedis(config.REDIS_URL);
 const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
-const queue = new JobQueue(redis, names);
+const wake = new SchedulerWake(redis, names);
 const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 const metrics = createSchedulerMetrics(db.pool);
 const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
@@ -55,7 +55,7 @@ const livenessTimer = setInterval(
       pool: db.pool,
       redis,
       names,
-      queue,
+      wake,
       logger,
       timeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
     }).then(metrics.sweepDone, (err) => {

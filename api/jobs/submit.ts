@@ -32,19 +32,20 @@ export type SubmitJob = (
 export function createSubmitter(deps: ApiDeps): SubmitJob {
   const { pool } = deps.db;
 
-  /** What follows the commit of new jobs: count them and enqueue them (nothing here may throw). */
+  /** What follows the commit of new jobs: count them and wake the scheduler (nothing here may throw). */
   async function afterCommit(jobs: JobRecord[]): Promise<void> {
     if (!jobs.length) return;
     if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
     deps.metrics.jobsSubmitted.inc(jobs.length);
     // No event notification here: nobody can be watching a job whose id this response carries.
     try {
-      await deps.queue.enqueueMany(
-        jobs.map((j) => ({ jobId: j.id, tenantId: j.tenantId, queueSeq: j.queueSeq })),
-      );
+      await deps.wake.wake();
     } catch (err) {
-      // Committed but not enqueued: the jobs are accepted; reconciliation enqueues them.
-      deps.logger.warn({ err, jobIds: jobs.map((j) => j.id) }, 'enqueue failed; left to reconciliation');
+      // Committed: the jobs are queued rows, and the next round finds them without the wake-up.
+      deps.logger.warn(
+        { err, jobIds: jobs.map((j) => j.id) },
+        'scheduler wake-up failed; the next round finds the jobs',
+      );
     }
   }
 

@@ -119,7 +119,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     if (result.eventId) {
       const { job } = result;
       await Promise.all([
-        deps.queue.remove(job.id, job.queueSeq),
+        deps.wake.wake(),
         notifyEvents(deps.redis, deps.names, job.id, [result.eventId]),
         sendControl(deps.redis, deps.names, { jobId: job.id, action: 'cancel' }),
       ]).catch((err) => req.log.warn({ err, jobId: job.id }, 'cancel fan-out failed; row is cancelled'));

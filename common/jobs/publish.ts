@@ -6,14 +6,14 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { RedisNames } from '../queues.js';
 import { notifyEvents } from './notify.js';
-import type { JobQueue } from './queue.js';
+import type { SchedulerWake } from './scheduler-wake.js';
 import { jobsOnNode, requeueJob, type RequeueReason, type Transitioned } from './transitions.js';
 
 export interface PublishContext {
   pool: pg.Pool;
   redis: Redis;
   names: RedisNames;
-  queue: JobQueue;
+  wake: SchedulerWake;
 }
 
 /** Returns whether the transition happened (its guard held). */
@@ -21,7 +21,7 @@ export async function publishTransition(ctx: PublishContext, t: Transitioned | n
   if (!t) return false;
   await notifyEvents(ctx.redis, ctx.names, t.job.id, t.eventIds);
   // Back in the queue, or devices freed: either way the scheduler should look now.
-  if (['queued', 'succeeded', 'failed', 'cancelled'].includes(t.job.status)) await ctx.queue.wake();
+  if (['queued', 'succeeded', 'failed', 'cancelled'].includes(t.job.status)) await ctx.wake.wake();
   return true;
 }
 

@@ -44,7 +44,6 @@ export function testEnv(
     TIMESHARE_ADMIN_KEY: `admin-${randomBytes(16).toString('hex')}`,
     TIMESHARE_JWT_SECRET: randomBytes(32).toString('hex'),
     TIMESHARE_STORAGE_ROOT: path.join(os.tmpdir(), `timeshare-test-storage-${prefix}`),
-    TIMESHARE_RECONCILE_INTERVAL_MS: '0',
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

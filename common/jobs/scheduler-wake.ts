@@ -1,0 +1,20 @@
+/**
+ * The job queue is PostgreSQL itself: every `queued` row is in it, and the scheduler's leader reads
+ * them all in each round (scheduler/rounds/). A crash between a commit and anything after it, or
+ * Redis losing all its data, therefore loses nothing and duplicates nothing. What Redis carries is
+ * only a wake-up: a round starts at once on a submission, a requeue, a finish or a cancellation
+ * instead of at the next tick (at most a round interval later). A lost wake-up only waits for it.
+ */
+import type { Redis } from 'ioredis';
+import type { RedisNames } from '../queues.js';
+
+export class SchedulerWake {
+  constructor(
+    private readonly redis: Redis,
+    private readonly names: RedisNames,
+  ) {}
+
+  async wake(): Promise<void> {
+    await this.redis.publish(this.names.schedulerChannel, '1');
+  }
+}
