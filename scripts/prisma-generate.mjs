@@ -2,15 +2,15 @@
 // generates the (Rust-free) client, so point it at a stub that explains itself and exits 1.
 // Migrations never use the CLI; see prisma/tools/migrate.ts.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const stubDir = path.join(os.tmpdir(), 'timeshare-prisma');
+// A folder of its own for each run, removed afterwards: installs leave nothing in the temp folder.
+const stubDir = mkdtempSync(path.join(os.tmpdir(), 'timeshare-prisma-'));
 const stub = path.join(stubDir, 'schema-engine-offline');
-mkdirSync(stubDir, { recursive: true });
 writeFileSync(
   stub,
   '#!/bin/sh\necho "schema engine not available offline: use npm run db:migrate" >&2\nexit 1\n',
@@ -27,4 +27,5 @@ const r = spawnSync(path.join(root, 'node_modules', '.bin', 'prisma'), ['generat
     CHECKPOINT_DISABLE: '1',
   },
 });
+rmSync(stubDir, { recursive: true, force: true });
 process.exit(r.status ?? 1);
