@@ -74,8 +74,8 @@ async function resumedEngine(
 
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const opts = engineOptions(start.spec, start.placement);
-  // Spatial: the learner and a generator each get their stage's devices from the placement.
-  const spatial = start.placement.mode === 'spatial';
+  // Spatial and hybrid: the learner and a generator each get their stage's devices from the placement.
+  const spatial = start.placement.mode !== 'temporal';
   const { stages } = start.placement;
   const learnerDevice = spatial ? deviceShare(start.placement, stages.train.length) : opts.device;
   const store = openCheckpointStore(start.storage);

@@ -25,6 +25,43 @@ import { addStaleness, noStaleness, stalenessMetrics, stalenessOf } from './stal
 
 type StepStats = Omit<TrainStats, 'profile'>;
 
+interface HoldResult<T> {
+  value: T;
+  profile?: Profile;
+  tokens?: number;
+  batch?: number;
+  /** Stages run inside one hold (temporal): reported as one profile row each. */
+  parts?: { stage: string; seconds: number; tokens: number; batch: number }[];
+}
+
+/**
+ * One hold as a row per stage run in it: every part but the last gets its own compute seconds;
+ * the last gets the rest of the hold (its compute, onload, offload, and whatever ran after it
+ * under the lock), so the rows add up to the hold and the switch is counted once.
+ */
+function splitHold(
+  row: StageProfileReport,
+  parts: NonNullable<HoldResult<unknown>['parts']>,
+): StageProfileReport[] {
+  const rows: StageProfileReport[] = [];
+  let rest = row.seconds;
+  parts.forEach((p, i) => {
+    const last = i === parts.length - 1;
+    const seconds = last ? rest : Math.min(rest, p.seconds);
+    rest -= seconds;
+    rows.push({
+      ...row,
+      stage: p.stage,
+      seconds,
+      tokens: p.tokens,
+      batch: p.batch,
+      onloadSeconds: last ? row.onloadSeconds : 0,
+      offloadSeconds: last ? row.offloadSeconds : 0,
+    });
+  });
+  return rows;
+}
+
 export interface StageLoopDeps {
   /** The learner: trains, evaluates, checkpoints (and generates too, in temporal mode). */
   engine: Engine;
@@ -85,7 +122,7 @@ export class StageLoop {
   private withDevices<T>(
     stage: string,
     step: number | null,
-    fn: () => Promise<{ value: T; profile?: Profile; tokens?: number; batch?: number }>,
+    fn: () => Promise<HoldResult<T>>,
   ): Promise<T | null> {
     return this.hold(this.d.engine, this.devices, stage, step, fn);
   }
@@ -95,7 +132,7 @@ export class StageLoop {
     devices: string[],
     stage: string,
     step: number | null,
-    fn: () => Promise<{ value: T; profile?: Profile; tokens?: number; batch?: number }>,
+    fn: () => Promise<HoldResult<T>>,
   ): Promise<T | null> {
     let grant: Grant;
     const waitStart = performance.now();
@@ -133,21 +170,20 @@ export class StageLoop {
       await engine.offload();
       offloadSeconds = (performance.now() - t1) / 1000;
       const seconds = (performance.now() - t0) / 1000;
+      const row = {
+        stage,
+        step,
+        seconds,
+        tokens: out.tokens ?? out.profile?.tokens ?? 0,
+        batch: out.batch ?? 0,
+        devices: devices.length,
+        peakBytes: out.profile?.peakArenaBytes ?? 0,
+        onloadSeconds,
+        offloadSeconds,
+      };
       this.d.report({
         metrics: [],
-        profiles: [
-          {
-            stage,
-            step,
-            seconds,
-            tokens: out.tokens ?? out.profile?.tokens ?? 0,
-            batch: out.batch ?? 0,
-            devices: devices.length,
-            peakBytes: out.profile?.peakArenaBytes ?? 0,
-            onloadSeconds,
-            offloadSeconds,
-          },
-        ],
+        profiles: out.parts ? splitHold(row, out.parts) : [row],
         deviceSeconds: seconds * devices.length,
         lockWaits: [{ stage, seconds: lockWaitSeconds }],
       });
@@ -203,8 +239,9 @@ export class StageLoop {
     return this.spatial ? this.runSpatial() : this.runTemporal();
   }
 
+  /** Spatial and hybrid placements run two engines; on a hybrid's shared devices the lock makes them take turns. */
   private get spatial(): boolean {
-    return this.d.start.placement.mode === 'spatial' && this.d.generator !== undefined;
+    return this.d.start.placement.mode !== 'temporal' && this.d.generator !== undefined;
   }
 
   /** Temporal: each step generates and trains in one native call while holding all the job's devices. */
@@ -223,7 +260,18 @@ export class StageLoop {
           // One call generates and trains on the same weights: every token is on-policy.
           ...stalenessMetrics(step, noStaleness()),
         ]);
-        return { value, profile: profile.total, tokens: stats.tokens, batch: w.promptsPerStep * w.groupSize };
+        const batch = w.promptsPerStep * w.groupSize;
+        return {
+          value,
+          profile: profile.total,
+          tokens: stats.tokens,
+          batch,
+          // The cost model fits generation and training apart, so the one hold is reported as both.
+          parts: [
+            { stage: 'generate', seconds: profile.generate.seconds, tokens: profile.generate.tokens, batch },
+            { stage: 'train', seconds: profile.train.seconds, tokens: profile.train.tokens, batch },
+          ],
+        };
       });
       if (result === null) return this.stop();
       this.completedStep = step;
@@ -259,7 +307,8 @@ export class StageLoop {
     });
     if (!attached) return this.stop();
 
-    const microBatches = w.microBatches;
+    const planned = this.d.start.placement.microBatches;
+    const microBatches = planned && w.promptsPerStep % planned === 0 ? planned : w.microBatches;
     const prompts = w.promptsPerStep / microBatches;
     const pipe = new MicroBatchPipe<Rollouts>({
       microBatches,

@@ -5,7 +5,7 @@
  */
 import { z } from '../zod.js';
 
-export const placementRunModes = ['temporal', 'spatial'] as const;
+export const placementRunModes = ['temporal', 'spatial', 'hybrid'] as const;
 export type PlacementMode = (typeof placementRunModes)[number];
 
 /** Device indexes (on the placement's node) each stage runs on. */
@@ -22,9 +22,14 @@ export const placementSchema = z
     nodeId: z.uuid(),
     /** Every device the job holds on the node, ascending. */
     devices: z.array(z.number().int().min(0).max(1023)).min(1),
-    /** temporal: stages take turns on all devices; spatial: generation and training on disjoint sets. */
+    /**
+     * temporal: stages take turns on all devices in one hold; spatial: generation and training on
+     * disjoint sets, pipelined; hybrid: two sets that overlap, the shared devices taken in turns.
+     */
     mode: z.enum(placementRunModes),
     stages: stageDevicesSchema,
+    /** Micro-batches per step the planner chose (absent: the spec's `microBatches`). */
+    microBatches: z.number().int().min(1).max(4096).optional(),
     threadsPerDevice: z.number().int().min(1),
     memoryBytes: z.number().int().min(0),
     /** The scheduler leader's epoch that decided this placement (absent on placements from before it). */
@@ -34,17 +39,39 @@ export const placementSchema = z
 export type Placement = z.output<typeof placementSchema>;
 
 /**
- * The one rule for splitting a job's devices between its stages. Spatial needs two devices or more:
- * the first half (rounded down) generates, the rest trains; otherwise every stage uses every device.
+ * The one rule for splitting a job's devices between its stages. `split` gives how many devices
+ * generate and how many train (the plan's figures); without it spatial splits in half. Spatial
+ * takes generation from the front and training from the back, disjoint; hybrid generates on every
+ * device and trains on the last `train` of them; anything else, or too few devices, is temporal.
  */
 export function stageDeviceMap(
-  requested: 'temporal' | 'spatial',
+  requested: PlacementMode,
   devices: readonly number[],
+  split?: { generate: number; train: number },
 ): { mode: PlacementMode; stages: StageDevices } {
   const sorted = [...devices].sort((a, b) => a - b);
-  if (requested === 'spatial' && sorted.length >= 2) {
-    const half = Math.floor(sorted.length / 2);
-    return { mode: 'spatial', stages: { generate: sorted.slice(0, half), train: sorted.slice(half) } };
+  const n = sorted.length;
+  if (requested === 'spatial' && n >= 2) {
+    const generate = Math.min(
+      n - 1,
+      Math.max(
+        1,
+        split
+          ? Math.round((split.generate * n) / Math.max(1, split.generate + split.train))
+          : Math.floor(n / 2),
+      ),
+    );
+    return {
+      mode: 'spatial',
+      stages: { generate: sorted.slice(0, generate), train: sorted.slice(generate) },
+    };
+  }
+  if (requested === 'hybrid' && n >= 2) {
+    const train = Math.min(
+      n - 1,
+      Math.max(1, split ? Math.round((split.train * n) / Math.max(1, split.generate)) : Math.ceil(n / 2)),
+    );
+    return { mode: 'hybrid', stages: { generate: sorted, train: sorted.slice(n - train) } };
   }
   return { mode: 'temporal', stages: { generate: sorted, train: sorted } };
 }

@@ -1,6 +1,6 @@
 /** A large cluster and queue for bench:scheduler, in memory and in PostgreSQL. */
 import type pg from 'pg';
-import { planJob } from '../core/plan.js';
+import { planJob } from '../planner/plan-job.js';
 import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState } from '../core/types.js';
 
 const GiB = 1024 ** 3;

@@ -6,7 +6,7 @@
  * Time-sharing can only start jobs sooner, so this errs late; a job wider than the pool gets null.
  */
 import { MinHeap } from './min-heap.js';
-import { remainingSeconds } from './plan.js';
+import { remainingSeconds } from '../planner/plan-job.js';
 import type { JobPlan, Policy, QueueEntryView, QueuedJob, WaitReason } from './types.js';
 
 export interface Waiting {

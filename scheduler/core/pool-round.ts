@@ -8,7 +8,7 @@ import { PoolModel } from './cluster.js';
 import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isAged } from './order.js';
-import { planJob, remainingSeconds } from './plan.js';
+import { planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findVictims } from './preempt.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
@@ -69,6 +69,10 @@ export function schedulePool(
     u.memory += f.memory;
   }
   const plans = new Map<string, JobPlan>();
+  // The prior prices a device by its threads; the pool's least-threaded device is what a job may get.
+  let threadsPerDevice = Infinity;
+  for (const n of input.nodes)
+    for (const d of n.devices) threadsPerDevice = Math.min(threadsPerDevice, d.threads);
   for (const j of input.queued) {
     const cap = tenants.get(j.tenantId)?.maxDevicesPerJob ?? j.maxDevices;
     const plan = planJob({
@@ -77,6 +81,7 @@ export function schedulePool(
       maxDevices: Math.min(j.maxDevices, Math.max(j.devices, cap)),
       memoryPerDeviceBytes: j.memoryPerDeviceBytes,
       profile: j.profile,
+      threadsPerDevice: Number.isFinite(threadsPerDevice) ? threadsPerDevice : 1,
     });
     plans.set(j.id, plan);
     fair.of(j.tenantId).demand += plan.devicesMin;
@@ -153,7 +158,10 @@ export function schedulePool(
         queueSeq: job.queueSeq,
         nodeId: fit.nodeId,
         devices: fit.devices,
-        ...stageDeviceMap(plan.mode, fit.devices),
+        ...stageDeviceMap(plan.mode, fit.devices, {
+          generate: plan.generateDevices,
+          train: plan.trainDevices,
+        }),
         ...deviceFigures(model, fit.nodeId, fit.devices),
         plan,
         sharedWith: fit.shared,
@@ -293,7 +301,14 @@ function growIntoIdleDevices(
     if (more.length === 0) continue;
     model.add(p.nodeId, more, { jobId: p.jobId, tenantId: p.tenantId, plan: p.plan });
     p.devices = [...p.devices, ...more].sort((a, b) => a - b);
-    Object.assign(p, stageDeviceMap(p.mode, p.devices), deviceFigures(model, p.nodeId, p.devices));
+    Object.assign(
+      p,
+      stageDeviceMap(p.plan.mode, p.devices, {
+        generate: p.plan.generateDevices,
+        train: p.plan.trainDevices,
+      }),
+      deviceFigures(model, p.nodeId, p.devices),
+    );
     activeDevices.set(p.tenantId, (activeDevices.get(p.tenantId) ?? 0) + more.length);
   }
 }

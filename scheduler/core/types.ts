@@ -7,6 +7,7 @@
 import type { PlacementMode, StageDevices } from '../../common/node-protocol/index.js';
 
 import type { WaitReason } from '../../common/job-status.js';
+import type { StageSample } from '../planner/cost-model.js';
 
 export type { WaitReason };
 export type RequestedMode = 'auto' | 'temporal' | 'spatial' | 'hybrid';
@@ -36,6 +37,10 @@ export interface Workload {
   groupSize: number;
   /** Tokens per sequence (prompt + completion), roughly. */
   sequenceTokens: number;
+  /** Micro-batches per step the spec asks for (honoured with an explicit mode; `auto` lets the planner choose). */
+  microBatches?: number;
+  /** Steps a generator may run ahead of the learner (0: steps do not overlap). */
+  maxWeightLag?: number;
 }
 
 /** Measured figures of a job's recent steps (stage_profiles), when it has run before. */
@@ -50,11 +55,13 @@ export interface ProfileSummary {
   peakBytes: number;
   /** Steps the figures are drawn from. */
   samples: number;
+  /** Per-stage shapes (medians by batch and device count), for the cost model's fit. */
+  stages?: StageSample[];
 }
 
 /**
- * What a job wants and what it costs, from one function (plan.ts `planJob`) that the stage-level
- * planner replaces later. Fractions are of the job's own step time.
+ * What a job wants and what it costs, from one function (planner/plan-job.ts `planJob`): the cost
+ * model and plan search of the stage-level planner. Fractions are of the job's own step time.
  */
 export interface JobPlan {
   devicesMin: number;
@@ -72,6 +79,13 @@ export interface JobPlan {
   hostBytes: number;
   /** 0..1: how much of the plan comes from measurements rather than the prior. */
   confidence: number;
+  /** Micro-batches per step the plan pipelines (1 for temporal). */
+  microBatches: number;
+  /** Devices that generate and that train (equal to the job's devices when temporal; they may overlap when hybrid). */
+  generateDevices: number;
+  trainDevices: number;
+  /** The search's predicted step time on the devices, off-device time excluded. */
+  predictedStepSeconds: number;
 }
 
 export interface RunningJob {

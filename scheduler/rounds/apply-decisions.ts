@@ -70,7 +70,7 @@ SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.jo
 
 const PLACE = `
 WITH v AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, queue_seq int, node_id uuid, placement jsonb, n int)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, queue_seq int, node_id uuid, placement jsonb, n int, plan jsonb)
 ), j AS (
   UPDATE jobs SET status = 'placed', node_id = v.node_id, placement = v.placement, devices = v.n,
                   wait_reason = NULL, placed_at = now(), sched_epoch = $2, updated_at = now()
@@ -83,7 +83,8 @@ WITH v AS (
   INSERT INTO job_events (job_id, type, data)
   SELECT id, 'job.admitted', jsonb_build_object('status', 'admitted', 'epoch', $2::bigint) FROM j
   UNION ALL
-  SELECT id, 'job.placed', jsonb_build_object('status', 'placed', 'placement', placement, 'epoch', $2::bigint) FROM j
+  SELECT j.id, 'job.placed', jsonb_build_object('status', 'placed', 'placement', j.placement, 'plan', v.plan, 'epoch', $2::bigint)
+    FROM j JOIN v ON v.id = j.id
   RETURNING id, job_id
 )
 SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
@@ -144,11 +145,20 @@ export async function applyDecisions(
         queue_seq: p.queueSeq,
         node_id: p.nodeId,
         n: p.devices.length,
+        // What the planner predicted, kept with the decision so measured steps can be set beside it.
+        plan: {
+          mode: p.plan.mode,
+          microBatches: p.plan.microBatches,
+          predictedStepSeconds: p.plan.predictedStepSeconds,
+          stepSeconds: p.plan.stepSeconds,
+          confidence: p.plan.confidence,
+        },
         placement: {
           nodeId: p.nodeId,
           devices: p.devices,
           mode: p.mode,
           stages: p.stages,
+          ...(p.mode === 'temporal' ? {} : { microBatches: p.plan.microBatches }),
           threadsPerDevice: p.threadsPerDevice,
           memoryBytes: p.memoryBytes,
           epoch: lease.epoch,

@@ -4,7 +4,7 @@
  * per-job aggregates of progress and stage profiles.
  */
 import type pg from 'pg';
-import { modelParameters } from '../core/plan.js';
+import { modelParameters } from '../planner/plan-job.js';
 import type {
   NodeState,
   ProfileSummary,
@@ -14,7 +14,8 @@ import type {
   TenantState,
   Workload,
 } from '../core/types.js';
-import { planJob } from '../core/plan.js';
+import { planJob } from '../planner/plan-job.js';
+import type { StageSample } from '../planner/cost-model.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -23,6 +24,8 @@ interface WorkflowJson {
   steps?: number;
   promptsPerStep?: number;
   groupSize?: number;
+  microBatches?: number;
+  maxWeightLag?: number;
 }
 interface ResourcesJson {
   devices?: number;
@@ -44,6 +47,8 @@ export function workloadOf(wf: WorkflowJson): Workload {
     promptsPerStep: wf.promptsPerStep ?? 64,
     groupSize: wf.groupSize ?? 8,
     sequenceTokens: sequenceTokens(wf.task),
+    microBatches: wf.microBatches ?? 1,
+    maxWeightLag: wf.maxWeightLag ?? 1,
   };
 }
 
@@ -126,7 +131,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows] = await Promise.all([
+  const [progress, checkpointed, profileRows, stageRows] = await Promise.all([
     runningIds.length
       ? pool.query(
           `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -148,7 +153,34 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           [profiled],
         )
       : { rows: [] },
+    // The cost model's samples: medians per stage and shape, so evaluation steps do not skew a fit.
+    profiled.length
+      ? pool.query(
+          `SELECT job_id, stage, batch, devices, count(*)::int AS n,
+                  percentile_cont(0.5) WITHIN GROUP
+                    (ORDER BY greatest(0, seconds - onload_seconds - offload_seconds))::float8 AS compute,
+                  percentile_cont(0.5) WITHIN GROUP (ORDER BY onload_seconds + offload_seconds)::float8 AS switching
+             FROM stage_profiles
+            WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
+              AND batch > 0 AND devices > 0
+            GROUP BY job_id, stage, batch, devices`,
+          [profiled],
+        )
+      : { rows: [] },
   ]);
+  const stageSamples = new Map<string, StageSample[]>();
+  for (const r of stageRows.rows) {
+    const list = stageSamples.get(r.job_id) ?? [];
+    list.push({
+      stage: r.stage,
+      batch: r.batch,
+      devices: r.devices,
+      computeSeconds: r.compute,
+      switchSeconds: r.switching,
+      count: r.n,
+    });
+    stageSamples.set(r.job_id, list);
+  }
   const stepsDone = new Map<string, number>();
   for (const r of [...progress.rows, ...checkpointed.rows]) stepsDone.set(r.job_id, Number(r.step));
   const profiles = new Map<string, ProfileSummary>();
@@ -161,6 +193,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       switchSeconds: (r.switching as number) / steps,
       peakBytes: r.peak as number,
       samples: steps,
+      stages: stageSamples.get(r.job_id) ?? [],
     });
   }
 
@@ -175,8 +208,14 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       priority: r.priority,
       nodeId: r.node_id,
       devices,
+      // A running job is costed as it runs: its placement's mode, split and micro-batches.
       plan: planJob({
-        workload: workloadOf(wf),
+        workload: {
+          ...workloadOf(wf),
+          mode: (r.placement?.mode as Workload['mode'] | undefined) ?? 'temporal',
+          microBatches: (r.placement?.microBatches as number | undefined) ?? wf.microBatches ?? 1,
+        },
+        threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         devices: Math.max(1, devices.length),
         maxDevices: Math.max(1, devices.length),
         memoryPerDeviceBytes: res.memoryPerDeviceMiB ? res.memoryPerDeviceMiB * 2 ** 20 : null,

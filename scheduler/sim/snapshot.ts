@@ -4,7 +4,7 @@
  * plans `planJob` makes from their measured profiles, and the queue (a requeued job carries the
  * profile of its earlier runs; a fresh one has none, so the planner's prior applies).
  */
-import { planJob } from '../core/plan.js';
+import { planJob } from '../planner/plan-job.js';
 import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState, Workload } from '../core/types.js';
 import type { JobRun } from './job-run.js';
 import type { ClusterSpec, SimJobSpec, TenantSpec } from './model.js';

@@ -69,7 +69,7 @@ test(
     const rescuer = nodes.find((n) => n.name === 'rescuer')!;
     assert.equal(nodes.find((n) => n.name === 'doomed')!.status, 'lost');
     const { rows } = await c.h.api.deps.db.pool.query(
-      `SELECT min(step) AS first, max(step) AS last FROM stage_profiles WHERE job_id = $1 AND node_id = $2 AND stage = 'rl_step'`,
+      `SELECT min(step) AS first, max(step) AS last FROM stage_profiles WHERE job_id = $1 AND node_id = $2 AND stage = 'train'`,
       [id, rescuer.id],
     );
     assert.equal(rows[0].first, resumedFrom + 1);

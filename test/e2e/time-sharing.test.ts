@@ -74,7 +74,7 @@ test(
 
     // Both were placed on the same device.
     const { rows } = await c.h.api.deps.db.pool.query(
-      `SELECT job_id, max(peak_bytes)::bigint AS peak FROM stage_profiles WHERE stage = 'rl_step' GROUP BY job_id`,
+      `SELECT job_id, max(peak_bytes)::bigint AS peak FROM stage_profiles WHERE stage = 'train' GROUP BY job_id`,
     );
     assert.equal(rows.length, 2);
     for (const r of rows) {

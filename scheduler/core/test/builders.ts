@@ -25,6 +25,10 @@ export const plan = (over: Partial<JobPlan> = {}): JobPlan => ({
   deviceBytes: GiB,
   hostBytes: GiB,
   confidence: 1,
+  microBatches: 1,
+  generateDevices: over.devicesMin ?? 1,
+  trainDevices: over.devicesMin ?? 1,
+  predictedStepSeconds: 8,
   ...over,
 });
 

@@ -123,8 +123,11 @@ describe('schedule(): placement', () => {
       defaultPolicy,
       T0,
     );
+    // Training costs several times generation per sequence (cost model prior), so the planner
+    // gives it the larger, disjoint share of the devices.
     assert.equal(d.place[0]!.mode, 'spatial');
-    assert.deepEqual(d.place[0]!.stages, { generate: [0, 1], train: [2, 3] });
+    assert.deepEqual(d.place[0]!.stages, { generate: [0], train: [1, 2, 3] });
+    assert.equal(d.place[0]!.plan.generateDevices + d.place[0]!.plan.trainDevices, 4);
   });
 
   it('keeps pools independent', () => {

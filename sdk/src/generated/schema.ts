@@ -1172,8 +1172,9 @@ export interface components {
             nodeId: string;
             devices: number[];
             /** @enum {string} */
-            mode: "temporal" | "spatial";
+            mode: "temporal" | "spatial" | "hybrid";
             stages: components["schemas"]["StageDevices"];
+            microBatches?: number;
             threadsPerDevice: number;
             memoryBytes: number;
             epoch?: number;

@@ -1,0 +1,216 @@
+/**
+ * What a job wants and what it costs: the one function the round, the ETA and the simulator read
+ * plans from. It builds the job's cost model (prior, then its own profiles), searches its stage
+ * graph (search.ts) for the plan the model predicts fastest on the devices it may use, and reports
+ * the devices wanted, the per-stage split, the micro-batch count and the predicted step time.
+ *
+ * The engine runs a workflow as two calls: `generate` (rewards are scored inside it) and `train`
+ * (the reference log-probs, the update and the weight publication inside it). Those are the stages
+ * searched: a temporal plan runs both in one hold per step; a spatial plan puts them on disjoint
+ * devices, pipelined in micro-batches; an explicit `hybrid` runs generation on every device and
+ * training on part of them, the shared devices taken in turns under the device lock.
+ */
+import type { JobPlan, ProfileSummary, Workload } from '../core/types.js';
+import { CostModel, STATE_BYTES_PER_PARAMETER, type ModelFacts } from './cost-model.js';
+import { searchPlan, type CutKind, type SearchResult } from './search.js';
+
+export const ENGINE_STAGES = ['generate', 'train'] as const;
+
+/** Share of a step spent off the devices (reports, rewards, bookkeeping) before profiles say. */
+const PRIOR_IDLE_FRACTION = 0.2;
+/** Micro-batch counts tried for pipelined plans. */
+const GRANULARITIES = [1, 2, 4, 8, 16];
+
+/** Parameters of a model from the spec's preset or sizes (a decoder: 12·L·d² plus embeddings). */
+export function modelParameters(model: { preset?: string; layers?: number; dModel?: number }): number {
+  const preset = { micro: [2, 64], tiny: [2, 128], small: [2, 256] }[model.preset ?? 'tiny'] ?? [2, 128];
+  const layers = model.layers ?? preset[0]!;
+  const d = model.dModel ?? preset[1]!;
+  return 12 * layers * d * d + 2 * 16 * d;
+}
+
+export interface PlanInput {
+  workload: Workload;
+  devices: number;
+  maxDevices: number;
+  memoryPerDeviceBytes: number | null;
+  profile: ProfileSummary | null;
+  /** Engine threads per device in the job's pool (1 when unknown). */
+  threadsPerDevice?: number;
+}
+
+/** The job's cost model: the prior for its model and pool, fitted to whatever it has measured. */
+export function costModelOf(input: Pick<PlanInput, 'workload' | 'profile' | 'threadsPerDevice'>): CostModel {
+  const facts: ModelFacts = {
+    parameters: input.workload.parameters,
+    sequenceTokens: input.workload.sequenceTokens,
+    threadsPerDevice: input.threadsPerDevice ?? 1,
+  };
+  return new CostModel(facts, ENGINE_STAGES, input.profile?.stages ?? []);
+}
+
+export interface EnginePlan extends SearchResult {
+  /** Devices (offsets within the job's) that generate and that train. */
+  generate: number[];
+  train: number[];
+}
+
+/**
+ * The fastest plan for `devices` devices that the requested mode allows; `hybrid` is costed as
+ * generation on all of them with training on the best-sized part.
+ */
+export function searchEnginePlan(
+  model: CostModel,
+  w: Workload,
+  devices: number,
+  requested: Workload['mode'],
+): EnginePlan {
+  const sequences = w.promptsPerStep * w.groupSize;
+  const prompts = w.promptsPerStep;
+  // `auto` chooses the granularity too; an explicit mode keeps the spec's micro-batches.
+  const own = w.microBatches ?? 1;
+  const granularities =
+    requested === 'auto' || prompts % own !== 0 ? GRANULARITIES.filter((m) => prompts % m === 0) : [own];
+  const overlapSteps = (w.maxWeightLag ?? 1) > 0;
+  const costs = {
+    call: (stage: number, batch: number, n: number) => {
+      const name = ENGINE_STAGES[stage]!;
+      return model.computeSeconds(name, batch, n) + model.switchSeconds(name);
+    },
+    // One engine, one hold: the trainer's onload brings the weights generation needs.
+    temporalCut: () => -model.switchSeconds('generate'),
+    spatialCut: () => weightSyncSeconds(w.parameters),
+  };
+  const search = (cuts: CutKind[], grains: number[]) =>
+    searchPlan({
+      stages: ENGINE_STAGES,
+      devices,
+      batch: sequences,
+      granularities: grains,
+      cuts,
+      overlapSteps,
+      costs,
+    });
+  const temporal = search(['temporal'], [1])!;
+  const asEngine = (r: SearchResult): EnginePlan => ({
+    ...r,
+    generate: r.stageDevices.generate!,
+    train: r.stageDevices.train!,
+  });
+  if (requested === 'temporal' || devices < 2) return asEngine(temporal);
+  if (requested === 'hybrid')
+    return hybridPlan(model, w, devices, granularities, overlapSteps) ?? asEngine(temporal);
+  const cuts: CutKind[] = requested === 'spatial' ? ['spatial'] : ['temporal', 'spatial'];
+  const found = search(cuts, granularities);
+  return asEngine(found ?? temporal);
+}
+
+/** Publishing the trainer's weights and the generator taking them, once a step. */
+function weightSyncSeconds(parameters: number): number {
+  return 2 * (5e-4 + (4 * parameters) / 3e9);
+}
+
+/**
+ * Generation on all n devices, training on the last t of them: the shared devices serialise the
+ * two stages, so one micro-batch costs both calls back to back.
+ */
+function hybridPlan(
+  model: CostModel,
+  w: Workload,
+  n: number,
+  granularities: number[],
+  overlapSteps: boolean,
+): EnginePlan | null {
+  let best: EnginePlan | null = null;
+  for (const m of granularities) {
+    const b = (w.promptsPerStep / m) * w.groupSize;
+    const gen = model.computeSeconds('generate', b, n) + model.switchSeconds('generate');
+    for (let t = 1; t < n; t++) {
+      const train = model.computeSeconds('train', b, t) + model.switchSeconds('train');
+      const latency = gen + train + weightSyncSeconds(w.parameters);
+      const interval = gen + train;
+      const step = overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+      if (best && step >= best.stepSeconds) continue;
+      const all = Array.from({ length: n }, (_, i) => i);
+      best = {
+        stepSeconds: step,
+        microBatches: m,
+        devices: n,
+        mode: 'hybrid',
+        stageDevices: { generate: all, train: all.slice(n - t) },
+        latencySeconds: latency,
+        intervalSeconds: interval,
+        tree: {
+          kind: 'temporal',
+          devices: n,
+          leftDevices: n,
+          left: { kind: 'stage', stage: 'generate', devices: n },
+          right: { kind: 'stage', stage: 'train', devices: t },
+        },
+        generate: all,
+        train: all.slice(n - t),
+      };
+    }
+  }
+  return best;
+}
+
+/** Seconds each device is held per step under `plan` (device-weighted mean over the job's devices). */
+function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number {
+  const b = (w.promptsPerStep / plan.microBatches) * w.groupSize;
+  const gen =
+    plan.microBatches *
+    (model.computeSeconds('generate', b, plan.generate.length) + model.switchSeconds('generate'));
+  const train =
+    plan.microBatches * (model.computeSeconds('train', b, plan.train.length) + model.switchSeconds('train'));
+  if (plan.mode === 'temporal') return gen + train - model.switchSeconds('generate');
+  return (plan.generate.length * gen + plan.train.length * train) / Math.max(1, plan.devices);
+}
+
+export function planJob(input: PlanInput): JobPlan {
+  const w = input.workload;
+  const model = costModelOf(input);
+  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode);
+  const held = heldPerDevice(model, w, chosen);
+  const stateBytes = w.parameters * STATE_BYTES_PER_PARAMETER;
+  const sequences = w.promptsPerStep * w.groupSize;
+  const activationBytes = sequences * w.sequenceTokens * Math.sqrt(w.parameters) * 4;
+  const priorDeviceBytes = stateBytes + activationBytes / chosen.devices;
+
+  // Off-device time per step (rewards, reports, evaluation): measured when the job has run, else a
+  // prior share. With stage samples the fitted model prices the chosen plan; without (an older
+  // profile) the measured step stands for it.
+  const p = input.profile;
+  const confidence = p ? Math.min(1, p.samples / 5) : 0;
+  const priorStep = chosen.stepSeconds / (1 - PRIOR_IDLE_FRACTION);
+  const gap = p ? Math.max(0, p.stepSeconds - p.busySeconds) : 0;
+  const fitted = p?.stages?.length ? chosen.stepSeconds + gap : (p?.stepSeconds ?? priorStep);
+  const stepSeconds = confidence * fitted + (1 - confidence) * priorStep;
+  const priorSwitch = model.switchSeconds('train');
+  const switchSeconds = p ? confidence * p.switchSeconds + (1 - confidence) * priorSwitch : priorSwitch;
+  const measuredHeld = p?.stages?.length
+    ? held
+    : Math.max(0, (p?.busySeconds ?? 0) - (p?.switchSeconds ?? 0));
+  const busySeconds = confidence * measuredHeld + (1 - confidence) * held;
+  const measuredBytes = p && p.peakBytes > 0 ? p.peakBytes : priorDeviceBytes;
+  return {
+    devicesMin: chosen.devices,
+    devicesMax: Math.max(chosen.devices, input.maxDevices),
+    mode: chosen.mode,
+    stepSeconds,
+    busyFraction: Math.min(1, busySeconds / Math.max(stepSeconds, 1e-9)),
+    switchSeconds,
+    // An explicit request is honoured as the job's reservation on each device.
+    deviceBytes: input.memoryPerDeviceBytes ?? measuredBytes,
+    hostBytes: stateBytes,
+    confidence,
+    microBatches: chosen.microBatches,
+    generateDevices: chosen.generate.length,
+    trainDevices: chosen.train.length,
+    predictedStepSeconds: chosen.stepSeconds,
+  };
+}
+
+/** Seconds a job needs to finish from `stepsDone`, alone on its devices. */
+export const remainingSeconds = (plan: JobPlan, steps: number, stepsDone: number) =>
+  Math.max(0, steps - stepsDone) * plan.stepSeconds;

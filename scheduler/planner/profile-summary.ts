@@ -1,0 +1,64 @@
+/**
+ * A job's profile rows as the planner reads them: the per-step summary and the per-stage medians
+ * the cost model fits. The scheduler computes the same figures in SQL (rounds/read-snapshot.ts);
+ * benchmarks and the simulator, which hold rows in memory, use this.
+ */
+import type { ProfileSummary } from '../core/types.js';
+import type { StageSample } from './cost-model.js';
+
+export interface ProfileRow {
+  stage: string;
+  step: number | null;
+  seconds: number;
+  batch: number;
+  devices: number;
+  peakBytes: number;
+  onloadSeconds: number;
+  offloadSeconds: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+export const MODELLED_STAGES = new Set(['generate', 'train']);
+
+export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
+  const groups = new Map<string, ProfileRow[]>();
+  for (const r of rows) {
+    if (r.step === null || !MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
+    const key = `${r.stage}|${r.batch}|${r.devices}`;
+    const g = groups.get(key) ?? [];
+    g.push(r);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map((g) => ({
+    stage: g[0]!.stage,
+    batch: g[0]!.batch,
+    devices: g[0]!.devices,
+    computeSeconds: median(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
+    switchSeconds: median(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
+    count: g.length,
+  }));
+}
+
+/**
+ * `wallSeconds`: the job's wall time from its first profiled step's start to its last's end, for
+ * the mean step (holds, waits and off-device time together).
+ */
+export function summarize(rows: readonly ProfileRow[], wallSeconds: number): ProfileSummary | null {
+  const stepRows = rows.filter((r) => r.step !== null);
+  const steps = new Set(stepRows.map((r) => r.step)).size;
+  if (steps === 0) return null;
+  const busy = stepRows.reduce((a, r) => a + r.seconds, 0) / steps;
+  return {
+    stepSeconds: wallSeconds > 0 ? wallSeconds / steps : busy,
+    busySeconds: busy,
+    switchSeconds: stepRows.reduce((a, r) => a + r.onloadSeconds + r.offloadSeconds, 0) / steps,
+    peakBytes: Math.max(0, ...stepRows.map((r) => r.peakBytes)),
+    samples: steps,
+    stages: stageSamples(stepRows),
+  };
+}

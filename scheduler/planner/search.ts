@@ -1,0 +1,251 @@
+/**
+ * Plan search over a workflow's stage chain (generate → reward → … → train → sync): RLinf's
+ * Algorithm 1. A sub-chain on n devices either runs alone (one stage), or is cut in two and the
+ * parts run *temporally* (both on all n devices, taking turns, paying the switch) or *spatially*
+ * (n1 and n − n1 devices, pipelined micro-batch by micro-batch). Results are memoised per
+ * (sub-chain, device count), bottom-up, so each is computed once per granularity.
+ *
+ * Every result carries two figures: its latency (one micro-batch through it) and its interval (the
+ * time between micro-batches in steady state, the bottleneck). A step of m micro-batches costs the
+ * pipeline formula of DESIGN §4, `T = T_critical + (m − 1) · T_bottleneck`, or, when consecutive
+ * steps overlap (a generator may run ahead by a bounded weight lag), `max(T_critical, m · T_bottleneck)`.
+ *
+ * The best split of n devices between two parts is where the faster-with-more-devices left part
+ * meets the slower-with-fewer right part: a binary search for the crossing and a small window
+ * around it (a full scan for small n), which keeps 4,096 devices fast.
+ */
+
+export type CutKind = 'temporal' | 'spatial';
+
+export interface SearchCosts {
+  /** Seconds of one call of stage `stage` (index in the chain) on `batch` sequences over `devices`, its hold included. */
+  call(stage: number, batch: number, devices: number): number;
+  /** Extra seconds once per micro-batch when parts [i..k] and [k+1..j] take turns on the same devices. */
+  temporalCut?(k: number, devices: number): number;
+  /** Extra seconds once per step when the chain is cut spatially after stage k (e.g. a weight sync). */
+  spatialCut?(k: number, devices: number): number;
+}
+
+export interface SearchInput {
+  stages: readonly string[];
+  /** Devices available. */
+  devices: number;
+  /** Sequences per step. */
+  batch: number;
+  /** Micro-batch counts to try (each divides the step's batch). */
+  granularities: readonly number[];
+  /** Which cuts the search may use (an explicit mode restricts it). */
+  cuts: readonly CutKind[];
+  /** Consecutive steps overlap (a bounded weight lag lets generation run ahead). */
+  overlapSteps: boolean;
+  costs: SearchCosts;
+}
+
+/** One node of the chosen plan. */
+export type PlanTree =
+  | { kind: 'stage'; stage: string; devices: number }
+  | { kind: CutKind; devices: number; left: PlanTree; right: PlanTree; leftDevices: number };
+
+export interface SearchResult {
+  stepSeconds: number;
+  microBatches: number;
+  /** Devices the plan uses (≤ the devices available: more would not make it faster). */
+  devices: number;
+  mode: 'temporal' | 'spatial' | 'hybrid';
+  /** Per stage, the device offsets (0-based within the job's devices) it runs on. */
+  stageDevices: Record<string, number[]>;
+  latencySeconds: number;
+  intervalSeconds: number;
+  tree: PlanTree;
+}
+
+const LEAF = 0;
+const TEMPORAL = 1;
+const SPATIAL = 2;
+const FEWER = 3;
+/** Split points tried on each side of the crossing, and below which every split is tried. */
+const WINDOW = 3;
+const FULL_SCAN_BELOW = 48;
+
+interface Table {
+  latency: Float64Array;
+  interval: Float64Array;
+  objective: Float64Array;
+  kind: Int8Array;
+  cut: Int16Array;
+  leftDevices: Int32Array;
+}
+
+/** Searches every granularity and returns the fastest plan, or null when none fits (too few devices). */
+export function searchPlan(input: SearchInput): SearchResult | null {
+  let best: SearchResult | null = null;
+  for (const m of input.granularities) {
+    if (m < 1 || input.batch % m !== 0) continue;
+    const r = searchAt(input, m);
+    if (r && (!best || r.stepSeconds < best.stepSeconds - 1e-12)) best = r;
+  }
+  return best;
+}
+
+function searchAt(input: SearchInput, m: number): SearchResult | null {
+  const S = input.stages.length;
+  const N = input.devices;
+  if (S === 0 || N < 1) return null;
+  const allowTemporal = input.cuts.includes('temporal');
+  const allowSpatial = input.cuts.includes('spatial');
+  const batch = input.batch / m;
+  const stepOf = (latency: number, interval: number) =>
+    input.overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+  const tables = new Map<number, Table>();
+  const key = (i: number, j: number) => i * S + j;
+  const table = (i: number, j: number) => tables.get(key(i, j))!;
+
+  for (let len = 1; len <= S; len++) {
+    for (let i = 0; i + len - 1 < S; i++) {
+      const j = i + len - 1;
+      const t: Table = {
+        latency: new Float64Array(N + 1).fill(Infinity),
+        interval: new Float64Array(N + 1).fill(Infinity),
+        objective: new Float64Array(N + 1).fill(Infinity),
+        kind: new Int8Array(N + 1).fill(-1),
+        cut: new Int16Array(N + 1),
+        leftDevices: new Int32Array(N + 1),
+      };
+      tables.set(key(i, j), t);
+      const offer = (
+        n: number,
+        latency: number,
+        interval: number,
+        kind: number,
+        cut: number,
+        left: number,
+      ) => {
+        const obj = stepOf(latency, interval);
+        if (obj < t.objective[n]! - 1e-15) {
+          t.objective[n] = obj;
+          t.latency[n] = latency;
+          t.interval[n] = interval;
+          t.kind[n] = kind;
+          t.cut[n] = cut;
+          t.leftDevices[n] = left;
+        }
+      };
+      for (let n = 1; n <= N; n++) {
+        if (len === 1) {
+          const c = input.costs.call(i, batch, n);
+          offer(n, c, c, LEAF, 0, 0);
+        } else {
+          for (let k = i; k < j; k++) {
+            const L = table(i, k);
+            const R = table(k + 1, j);
+            if (allowTemporal && L.objective[n]! < Infinity && R.objective[n]! < Infinity) {
+              const sw = input.costs.temporalCut?.(k, n) ?? 0;
+              offer(
+                n,
+                L.latency[n]! + R.latency[n]! + sw,
+                L.interval[n]! + R.interval[n]! + sw,
+                TEMPORAL,
+                k,
+                n,
+              );
+            }
+            if (allowSpatial && n >= 2) {
+              const extra = input.costs.spatialCut?.(k, n) ?? 0;
+              for (const n1 of splitCandidates(L.objective, R.objective, n)) {
+                const n2 = n - n1;
+                if (L.objective[n1]! === Infinity || R.objective[n2]! === Infinity) continue;
+                offer(
+                  n,
+                  L.latency[n1]! + R.latency[n2]! + extra,
+                  Math.max(L.interval[n1]!, R.interval[n2]!),
+                  SPATIAL,
+                  k,
+                  n1,
+                );
+              }
+            }
+          }
+        }
+        // Using fewer of the devices is always allowed: more devices never make a plan slower.
+        if (n > 1 && t.objective[n - 1]! < t.objective[n]! - 1e-15) {
+          t.objective[n] = t.objective[n - 1]!;
+          t.latency[n] = t.latency[n - 1]!;
+          t.interval[n] = t.interval[n - 1]!;
+          t.kind[n] = FEWER;
+        }
+      }
+    }
+  }
+  const top = table(0, S - 1);
+  if (top.objective[N] === Infinity) return null;
+  const used = { count: 0 };
+  const stageDevices: Record<string, number[]> = {};
+  const kinds = new Set<CutKind>();
+  const tree = rebuild(input.stages, table, 0, S - 1, N, 0, stageDevices, kinds, used);
+  return {
+    stepSeconds: top.objective[N]!,
+    microBatches: m,
+    devices: used.count,
+    mode: kinds.size === 2 ? 'hybrid' : kinds.has('spatial') ? 'spatial' : 'temporal',
+    stageDevices,
+    latencySeconds: top.latency[N]!,
+    intervalSeconds: top.interval[N]!,
+    tree,
+  };
+}
+
+/**
+ * Split points for n devices: the left part gets n1, the right n − n1. The left's objective falls
+ * as n1 grows and the right's rises, so the best split sits near where they cross.
+ */
+function splitCandidates(left: Float64Array, right: Float64Array, n: number): number[] {
+  if (n <= FULL_SCAN_BELOW) return Array.from({ length: n - 1 }, (_, i) => i + 1);
+  let lo = 1;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (left[mid]! > right[n - mid]!) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: number[] = [];
+  for (let d = -WINDOW; d <= WINDOW; d++) {
+    const n1 = lo + d;
+    if (n1 >= 1 && n1 <= n - 1) out.push(n1);
+  }
+  return out;
+}
+
+function rebuild(
+  stages: readonly string[],
+  table: (i: number, j: number) => Table,
+  i: number,
+  j: number,
+  n: number,
+  offset: number,
+  stageDevices: Record<string, number[]>,
+  kinds: Set<CutKind>,
+  used: { count: number },
+): PlanTree {
+  const t = table(i, j);
+  let devices = n;
+  while (t.kind[devices] === FEWER) devices--;
+  const kind = t.kind[devices];
+  if (kind === LEAF) {
+    const offsets = Array.from({ length: devices }, (_, d) => offset + d);
+    stageDevices[stages[i]!] = offsets;
+    used.count = Math.max(used.count, offset + devices);
+    return { kind: 'stage', stage: stages[i]!, devices };
+  }
+  const k = t.cut[devices]!;
+  if (kind === TEMPORAL) {
+    kinds.add('temporal');
+    const left = rebuild(stages, table, i, k, devices, offset, stageDevices, kinds, used);
+    const right = rebuild(stages, table, k + 1, j, devices, offset, stageDevices, kinds, used);
+    return { kind: 'temporal', devices, left, right, leftDevices: devices };
+  }
+  kinds.add('spatial');
+  const n1 = t.leftDevices[devices]!;
+  const left = rebuild(stages, table, i, k, n1, offset, stageDevices, kinds, used);
+  const right = rebuild(stages, table, k + 1, j, devices - n1, offset + n1, stageDevices, kinds, used);
+  return { kind: 'spatial', devices, left, right, leftDevices: n1 };
+}

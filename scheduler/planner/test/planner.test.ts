@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CostModel, fitStage, priorCoefficients, type StageSample } from '../cost-model.js';
+import { searchPlan, type CutKind, type SearchCosts } from '../search.js';
+import { planJob, searchEnginePlan, costModelOf } from '../plan-job.js';
+import type { Workload } from '../../core/types.js';
+
+const facts = { parameters: 400_000, sequenceTokens: 10, threadsPerDevice: 1 };
+const truth = { fixed: 0.004, parallel: 3e-4, serial: 2e-5 };
+const timeOf = (b: number, n: number) => truth.fixed + (truth.parallel * b) / n + truth.serial * b;
+const sample = (batch: number, devices: number, count = 5): StageSample => ({
+  stage: 'train',
+  batch,
+  devices,
+  computeSeconds: timeOf(batch, devices),
+  switchSeconds: 0.002,
+  count,
+});
+
+describe('cost model', () => {
+  it('recovers how a stage scales once it has been measured at several shapes', () => {
+    const fit = fitStage(priorCoefficients('train', facts), [
+      sample(64, 1),
+      sample(512, 1),
+      sample(512, 2),
+      sample(128, 4),
+    ]);
+    for (const [b, n] of [
+      [256, 2],
+      [1024, 4],
+      [512, 8],
+    ] as const) {
+      const predicted = fit.fixed + (fit.parallel * b) / n + fit.serial * b;
+      assert.ok(Math.abs(predicted / timeOf(b, n) - 1) < 0.05, `t(${b}, ${n}) off by more than 5%`);
+    }
+  });
+
+  it('matches a single measured shape and keeps the prior where nothing was measured', () => {
+    const model = new CostModel(facts, ['generate', 'train'], [sample(512, 2, 3)]);
+    assert.ok(Math.abs(model.computeSeconds('train', 512, 2) / timeOf(512, 2) - 1) < 0.02);
+    assert.equal(model.stage('train').confidence, 0.6);
+    assert.equal(model.stage('generate').confidence, 0);
+    assert.equal(model.confidence, 0, 'a plan is as sure as its least-measured stage');
+    assert.equal(model.switchSeconds('train'), 0.002);
+    const prior = new CostModel(facts, ['generate'], []);
+    assert.equal(model.computeSeconds('generate', 64, 1), prior.computeSeconds('generate', 64, 1));
+  });
+});
+
+/** Every plan, no memo, every split: what the search must agree with on small device counts. */
+function exhaustive(
+  stages: number,
+  n: number,
+  batch: number,
+  m: number,
+  cuts: CutKind[],
+  costs: SearchCosts,
+  overlap: boolean,
+): number {
+  const all = (i: number, j: number, d: number): { latency: number; interval: number }[] => {
+    const out: { latency: number; interval: number }[] = [];
+    for (let used = 1; used <= d; used++) {
+      if (i === j) {
+        const c = costs.call(i, batch / m, used);
+        out.push({ latency: c, interval: c });
+        continue;
+      }
+      for (let k = i; k < j; k++) {
+        if (cuts.includes('temporal'))
+          for (const l of all(i, k, used))
+            for (const r of all(k + 1, j, used)) {
+              const sw = costs.temporalCut?.(k, used) ?? 0;
+              out.push({ latency: l.latency + r.latency + sw, interval: l.interval + r.interval + sw });
+            }
+        if (cuts.includes('spatial'))
+          for (let n1 = 1; n1 < used; n1++)
+            for (const l of all(i, k, n1))
+              for (const r of all(k + 1, j, used - n1)) {
+                const extra = costs.spatialCut?.(k, used) ?? 0;
+                out.push({
+                  latency: l.latency + r.latency + extra,
+                  interval: Math.max(l.interval, r.interval),
+                });
+              }
+      }
+    }
+    return out;
+  };
+  const step = (x: { latency: number; interval: number }) =>
+    overlap ? Math.max(x.latency, m * x.interval) : x.latency + (m - 1) * x.interval;
+  return Math.min(...all(0, stages - 1, n).map(step));
+}
+
+describe('plan search', () => {
+  const perStage = [
+    { fixed: 0.01, parallel: 0.8, serial: 0.05 },
+    { fixed: 0.002, parallel: 0.05, serial: 0.01 },
+    { fixed: 0.02, parallel: 1.5, serial: 0.02 },
+  ];
+  const costs: SearchCosts = {
+    call: (s, b, n) =>
+      perStage[s]!.fixed + (perStage[s]!.parallel * b) / (64 * n) + (perStage[s]!.serial * b) / 64,
+    temporalCut: () => 0.03,
+    spatialCut: () => 0.01,
+  };
+
+  it('finds the same best step time as trying every plan (3 stages, up to 6 devices)', () => {
+    for (const n of [1, 2, 3, 4, 6])
+      for (const m of [1, 2, 4])
+        for (const overlap of [false, true])
+          for (const cuts of [['temporal'], ['spatial'], ['temporal', 'spatial']] as CutKind[][]) {
+            const found = searchPlan({
+              stages: ['generate', 'reward', 'train'],
+              devices: n,
+              batch: 64,
+              granularities: [m],
+              cuts,
+              overlapSteps: overlap,
+              costs,
+            });
+            const best = exhaustive(3, n, 64, m, cuts, costs, overlap);
+            if (best === Infinity) assert.equal(found, null);
+            else assert.ok(Math.abs(found!.stepSeconds - best) < 1e-9, `n=${n} m=${m} ${cuts.join('+')}`);
+          }
+  });
+
+  it('returns a device map that matches its mode', () => {
+    const r = searchPlan({
+      stages: ['generate', 'reward', 'train'],
+      devices: 16,
+      batch: 64,
+      granularities: [1, 4],
+      cuts: ['temporal', 'spatial'],
+      overlapSteps: true,
+      costs,
+    })!;
+    const sets = Object.values(r.stageDevices);
+    assert.equal(sets.length, 3);
+    for (const s of sets) for (const d of s) assert.ok(d >= 0 && d < r.devices);
+    if (r.mode === 'temporal') for (const s of sets) assert.deepEqual(s, sets[0]);
+    if (r.mode === 'spatial')
+      for (let a = 0; a < 3; a++)
+        for (let b = a + 1; b < 3; b++) assert.ok(sets[a]!.every((d) => !sets[b]!.includes(d)));
+    assert.ok(r.stepSeconds > 0 && Number.isFinite(r.stepSeconds));
+  });
+});
+
+describe('planJob', () => {
+  const w = (over: Partial<Workload> = {}): Workload => ({
+    mode: 'auto',
+    parameters: 400_000,
+    steps: 100,
+    promptsPerStep: 64,
+    groupSize: 8,
+    sequenceTokens: 10,
+    microBatches: 1,
+    maxWeightLag: 1,
+    ...over,
+  });
+  const input = (over: Partial<Workload> = {}) => ({
+    workload: w(over),
+    devices: 4,
+    maxDevices: 4,
+    memoryPerDeviceBytes: null,
+    profile: null,
+  });
+
+  it('honours an explicit mode and costs it; auto takes the fastest of them', () => {
+    const temporal = planJob(input({ mode: 'temporal' }));
+    const spatial = planJob(input({ mode: 'spatial', microBatches: 4 }));
+    const hybrid = planJob(input({ mode: 'hybrid' }));
+    const auto = planJob(input());
+    assert.equal(temporal.mode, 'temporal');
+    assert.equal(spatial.mode, 'spatial');
+    assert.equal(spatial.microBatches, 4, 'an explicit mode keeps the spec’s micro-batches');
+    assert.equal(hybrid.mode, 'hybrid');
+    assert.ok(hybrid.generateDevices === 4 && hybrid.trainDevices < 4);
+    const fastest = Math.min(
+      temporal.predictedStepSeconds,
+      spatial.predictedStepSeconds,
+      hybrid.predictedStepSeconds,
+    );
+    assert.ok(auto.predictedStepSeconds <= fastest + 1e-12);
+  });
+
+  it('moves its prediction to what the job measured', () => {
+    const model = costModelOf({ workload: w(), profile: null });
+    const prior = searchEnginePlan(model, w({ mode: 'temporal' }), 2, 'temporal');
+    const measured: StageSample[] = [
+      { stage: 'generate', batch: 512, devices: 2, computeSeconds: 0.05, switchSeconds: 0, count: 6 },
+      { stage: 'train', batch: 512, devices: 2, computeSeconds: 0.4, switchSeconds: 0.006, count: 6 },
+    ];
+    const plan = planJob({
+      ...input({ mode: 'temporal' }),
+      devices: 2,
+      maxDevices: 2,
+      profile: {
+        stepSeconds: 0.47,
+        busySeconds: 0.456,
+        switchSeconds: 0.006,
+        peakBytes: 1e7,
+        samples: 6,
+        stages: measured,
+      },
+    });
+    assert.notEqual(Math.round(prior.stepSeconds * 1000), Math.round(plan.predictedStepSeconds * 1000));
+    assert.ok(Math.abs(plan.predictedStepSeconds - 0.456) < 0.01, `${plan.predictedStepSeconds}`);
+    assert.ok(Math.abs(plan.stepSeconds - 0.47) < 0.01);
+    assert.equal(plan.confidence, 1);
+  });
+});

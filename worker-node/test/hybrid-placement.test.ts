@@ -1,0 +1,110 @@
+/**
+ * A hybrid placement runs: generation on both devices, training on one of them, the shared device
+ * taken in turns under the device lock. Real engines, the real Redis lock; the lock's own timeline
+ * shows the two stages alternating on the shared device and never holding it at once.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { jobSpecSchema } from '../../common/job-spec.js';
+import type { StageProfileReport } from '../../common/jobs/reports.js';
+import { stageDeviceMap } from '../../common/node-protocol/index.js';
+import { DeviceLockService } from '../../common/device-lock/index.js';
+import { createEngine, type CreateEngineOptions } from '../../native/index.js';
+import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
+import type { RunnerStart } from '../messages.js';
+import { StageLoop } from '../stage-loop.js';
+
+const prefix = testPrefix();
+const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
+after(async () => {
+  redis.disconnect();
+  await deleteKeys(prefix);
+});
+
+const STEPS = 4;
+const MEMORY = 256 * 2 ** 20;
+
+test('a hybrid placement generates on every device and trains on part of them, taking turns on the shared one', async () => {
+  const spec = jobSpecSchema.parse({
+    name: 'hybrid',
+    resources: { devices: 2 },
+    workflow: {
+      mode: 'hybrid',
+      microBatches: 2,
+      task: { name: 'addition', digits: 1 },
+      steps: STEPS,
+      promptsPerStep: 8,
+      groupSize: 4,
+      checkpointEvery: 1_000_000,
+      evalEvery: 1_000_000,
+      warmup: { maxSteps: 0 },
+    },
+  });
+  const nodeId = randomUUID();
+  const map = stageDeviceMap('hybrid', [0, 1], { generate: 2, train: 1 });
+  assert.deepEqual(map.stages, { generate: [0, 1], train: [1] });
+  const start: RunnerStart = {
+    t: 'start',
+    jobId: randomUUID(),
+    nodeId,
+    spec,
+    placement: { nodeId, devices: [0, 1], ...map, microBatches: 2, threadsPerDevice: 1, memoryBytes: MEMORY },
+    priority: 0,
+    attempt: 1,
+    resume: null,
+    storage: { root: '/nonexistent' },
+    redisUrl: testRedisUrl(),
+    lockPrefix: `${prefix}:lock`,
+    leaseMs: 60_000,
+  };
+  const options = (threads: number, seed: number): CreateEngineOptions => ({
+    device: { kind: 'cpu', threads, memoryBytes: MEMORY },
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    seed,
+  });
+  const engine = createEngine(options(1, 1));
+  const generator = createEngine(options(2, 2));
+  for (const e of [engine, generator]) await e.offload();
+  const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
+  const profiles: StageProfileReport[] = [];
+  const loop = new StageLoop({
+    engine,
+    generator,
+    locks,
+    start,
+    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
+    report: (r) => void profiles.push(...r.profiles),
+    checkpointed: () => undefined,
+    occupancy: () => undefined,
+  });
+  try {
+    assert.equal((await loop.run()).outcome, 'succeeded');
+  } finally {
+    await engine.close();
+    await generator.close();
+  }
+  const gen = profiles.filter((p) => p.stage === 'generate');
+  const train = profiles.filter((p) => p.stage === 'train');
+  assert.equal(gen.length, STEPS * 2, 'one generation hold per micro-batch');
+  assert.equal(train.length, STEPS * 2, 'one training hold per micro-batch');
+  assert.ok(gen.every((p) => p.devices === 2) && train.every((p) => p.devices === 1));
+
+  const { intervals } = await locks.readTimeline({});
+  locks.close();
+  const shared = intervals.filter((i) => i.device === `${nodeId}/1` && i.job === start.jobId);
+  const onlyGen = intervals.filter((i) => i.device === `${nodeId}/0`);
+  assert.ok(
+    onlyGen.every((i) => i.stage === 'generate' || i.stage === 'sync'),
+    'device 0 never trains',
+  );
+  const stages = shared.map((i) => i.stage).filter((s) => s === 'generate' || s === 'train');
+  assert.ok(stages.includes('generate') && stages.includes('train'), 'both stages ran on the shared device');
+  const switches = stages.filter((s, k) => k > 0 && s !== stages[k - 1]).length;
+  assert.ok(switches >= STEPS, `the shared device alternated between stages (${switches} switches)`);
+  const sorted = [...shared].sort((a, b) => a.start - b.start);
+  for (let k = 1; k < sorted.length; k++)
+    assert.ok(sorted[k]!.start >= sorted[k - 1]!.end!, 'holds on the shared device never overlap');
+});
