@@ -54,9 +54,9 @@ const PRIOR_PER_TOKEN_PARAMETER: Record<string, { parallel: number; serial: numb
   train: { parallel: 8.5e-11, serial: 4e-12, fixed: 2e-3 },
   sync: { parallel: 0, serial: 0, fixed: 5e-4 },
 };
-/** Offload and onload: a fixed cost each way plus the state's bytes at host-copy bandwidth. */
+/** Offload and onload: a fixed cost each way plus the state's bytes at the engine's measured copy bandwidth (bench:engine: 7.8 GB/s). */
 const SWITCH_FIXED_SECONDS = 1e-3;
-const SWITCH_BYTES_PER_SECOND = 3e9;
+const SWITCH_BYTES_PER_SECOND = 7.8e9;
 /** Bytes of state per parameter: fp32 weights, gradients and two AdamW moments. */
 export const STATE_BYTES_PER_PARAMETER = 16;
 /** Pull toward the rescaled prior; small, so a few shapes of measurements outweigh it. */

@@ -22,7 +22,9 @@ export function simNodes(c: ClusterSpec): NodeState[] {
     devices: Array.from({ length: c.devicesPerNode }, (_, index) => ({
       index,
       memoryBytes: c.deviceMemoryBytes,
-      threads: 8,
+      // The planner's prior prices a device by its engine threads; a simulated device is priced as
+      // one thread, the reference the prior was measured on (its jobs' true speeds are their shapes).
+      threads: 1,
     })),
   }));
 }
