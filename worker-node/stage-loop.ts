@@ -146,6 +146,8 @@ export class StageLoop {
             peakBytes: out.profile?.peakArenaBytes ?? 0,
             onloadSeconds,
             offloadSeconds,
+            // The engine's own measure where it keeps one; else the stage ran on the devices throughout.
+            computeSeconds: out.profile ? out.profile.seconds : (t1 - t0) / 1000 - onloadSeconds,
           },
         ],
         deviceSeconds: seconds * devices.length,

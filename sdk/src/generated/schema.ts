@@ -380,8 +380,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Device-seconds used this month, active/queued/running jobs, remaining quota, share of each pool
-         * @description Device-seconds this calendar month (UTC), job counts, what the quota leaves, and the share of each pool from the last scheduling round.
+         * Device-seconds used this month (running, switching, idle-held; per job too), active/queued/running jobs, remaining quota, share of each pool
+         * @description Device-seconds this calendar month (UTC), split into running (the engine computing), switching (onload/offload) and idle-held time, for the tenant and for each job that ran this month; job counts, what the quota leaves, and the share of each pool from the last scheduling round.
          */
         get: operations["getUsage"];
         put?: never;
@@ -1048,6 +1048,17 @@ export interface components {
             /** Format: date-time */
             periodStart: string;
             deviceSecondsUsed: number;
+            deviceSecondsByState: components["schemas"]["DeviceTime"];
+            /** @description Jobs that held devices this period (finished in it or not finished), most device-seconds first, at most 100 */
+            jobs: {
+                /** Format: uuid */
+                jobId: string;
+                name: string;
+                status: string;
+                /** @description The job's device-seconds since it was submitted */
+                deviceSeconds: number;
+                deviceSecondsByState: components["schemas"]["DeviceTime"] & unknown;
+            }[];
             deviceHoursUsed: number;
             activeJobs: number;
             queuedJobs: number;
@@ -1070,6 +1081,15 @@ export interface components {
                     demand: number;
                 };
             };
+        };
+        /** @description deviceSecondsUsed split by state (metered per second of every device hold) */
+        DeviceTime: {
+            /** @description The engine computing on the devices */
+            running: number;
+            /** @description Onload and offload: moving the job's state on and off */
+            switching: number;
+            /** @description Held but neither computing nor switching (host-side work between engine calls: rewards, evaluation, checkpoint upload) */
+            idle: number;
         };
         PoolList: {
             data: components["schemas"]["Pool"][];
@@ -1253,6 +1273,8 @@ export interface components {
                 onloadSeconds?: number;
                 /** @default 0 */
                 offloadSeconds?: number;
+                /** @default null */
+                computeSeconds?: number | null;
             }[];
             /** @default 0 */
             deviceSeconds?: number;
