@@ -14,6 +14,8 @@ export interface RedisNames {
   queueViewKey: string;
   /** Hash of each tenant's share and entitlement per pool, rewritten by each round. */
   sharesKey: string;
+  /** Hash of each pool's capacity signal (devices wanted, idle), rewritten by each round. */
+  capacityKey: string;
   /** Pub/sub channel a node's daemon listens on for "your assignments changed". */
   nodeChannel(nodeId: string): string;
   /** Prefix of the device-lock keys (common/device-lock). */
@@ -29,6 +31,7 @@ export function redisNames(prefix: string): RedisNames {
     schedulerChannel: `${p}scheduler`,
     queueViewKey: `${p}queue-view`,
     sharesKey: `${p}shares`,
+    capacityKey: `${p}capacity`,
     nodeChannel: (nodeId: string) => `${p}node:${nodeId}`,
     lockPrefix: p,
   };

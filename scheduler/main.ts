@@ -5,6 +5,7 @@
  * also sweeps lost nodes (liveness.ts; idempotent) and lapsed device-lock leases.
  */
 import { randomUUID } from 'node:crypto';
+import { readCapacity } from '../common/capacity.js';
 import os from 'node:os';
 import { connectDatabase } from '../common/db.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
@@ -26,7 +27,7 @@ const redis = connectRedis(config.REDIS_URL);
 const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
 const wake = new SchedulerWake(redis, names);
 const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-const metrics = createSchedulerMetrics(db.pool);
+const metrics = createSchedulerMetrics(db.pool, () => readCapacity(redis, names));
 const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
 
 const rounds = startRoundLoop({

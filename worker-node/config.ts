@@ -19,6 +19,8 @@ const envSchema = baseConfigSchema.extend(storageConfigShape).extend({
   TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
   /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
   TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
+  /** Keep one job process forked ahead of the next job (worker-node/spare-runner.ts). */
+  TIMESHARE_SPARE_RUNNER: z.enum(['on', 'off']).default('on'),
   /** Port of the daemon's Prometheus endpoint (GET /metrics); 0 = off. */
   TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });

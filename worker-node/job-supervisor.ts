@@ -12,6 +12,7 @@ import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment } from './control-plane-client.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import type { ReportOutbox } from './report-outbox.js';
+import { SpareRunner } from './spare-runner.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runningFromSource = import.meta.url.endsWith('.ts');
@@ -35,6 +36,8 @@ export interface SupervisorOptions {
   observe?: (m: RunnerToDaemon) => void;
   /** A job process died without saying how its run ended. */
   onCrash?: () => void;
+  /** Keep a job process forked ahead of the next job (spare-runner.ts); default on. */
+  spareRunner?: boolean;
 }
 
 export class JobSupervisor {
@@ -60,12 +63,25 @@ export class JobSupervisor {
     }
   }
 
+  private readonly spare: SpareRunner;
+
   constructor(
     /** Every report goes through it, so none is lost while the API is unreachable (report-outbox.ts). */
     private readonly outbox: ReportOutbox,
     private readonly logger: Logger,
     private readonly opts: SupervisorOptions,
-  ) {}
+  ) {
+    this.spare = new SpareRunner(
+      () =>
+        fork(runnerEntry, [], {
+          execArgv: runningFromSource ? ['--import', 'tsx'] : [],
+          stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+          env: process.env,
+        }),
+      opts.spareRunner ?? true,
+    );
+    this.spare.fill();
+  }
 
   get running(): string[] {
     return [...this.jobs.keys()];
@@ -93,11 +109,7 @@ export class JobSupervisor {
   }
 
   private start(a: Assignment): void {
-    const child = fork(runnerEntry, [], {
-      execArgv: runningFromSource ? ['--import', 'tsx'] : [],
-      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-      env: process.env,
-    });
+    const child = this.spare.take();
     const r: Running = {
       child,
       ended: false,
@@ -131,6 +143,8 @@ export class JobSupervisor {
           );
           break;
         case 'report':
+          // The job's first step is done: the next spare no longer competes with its start.
+          if (m.metrics.length) this.spare.fill();
           relay(() =>
             this.outbox.put({
               kind: 'report',
@@ -182,6 +196,7 @@ export class JobSupervisor {
           );
         }
         this.occupy(a.jobId, [...this.occupied.keys()], 0);
+        this.spare.fill();
         void r.relay.then(() => {
           this.jobs.delete(a.jobId);
           this.noticed.delete(a.jobId);
@@ -225,6 +240,7 @@ export class JobSupervisor {
 
   /** SIGTERM: every job checkpoints and goes back to the queue; waits for all of them. */
   async drain(timeoutMs: number): Promise<void> {
+    this.spare.close();
     const all = [...this.jobs.entries()];
     for (const [jobId] of all) this.control(jobId, 'drain');
     const done = Promise.all(all.map(([, r]) => r.exited));

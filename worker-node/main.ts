@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     leaseMs: config.TIMESHARE_LEASE_MS,
     observe: metrics.observe,
     onCrash: metrics.crashed,
+    spareRunner: config.TIMESHARE_SPARE_RUNNER === 'on',
   });
   metrics.countRunning(() => supervisor.running.length);
 

@@ -6,6 +6,7 @@
  */
 import client from 'prom-client';
 import type { RunnerToDaemon } from './messages.js';
+import { deviceStates, splitReport } from '../common/node-protocol/device-time.js';
 
 // Stages run from milliseconds (a tiny model's step) to minutes (a large warm-up).
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -54,6 +55,12 @@ export function createWorkerMetrics(pool: string) {
     help: 'Device-seconds held by stages (rate() over devices gives utilisation)',
     registers: [registry],
   });
+  const deviceTime = new client.Counter({
+    name: 'timeshare_device_seconds_total',
+    help: 'Device-seconds held by stages, by state: running (engine computing), switching (onload/offload), idle (held, neither)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+  });
   const checkpointBytes = new client.Counter({
     name: 'timeshare_checkpoint_written_bytes_total',
     help: 'Bytes of model checkpoints written to storage',
@@ -99,7 +106,11 @@ export function createWorkerMetrics(pool: string) {
         else stepSeconds.observe({ stage: p.stage }, run);
         if (p.tokens > 0) tokens.inc({ stage: p.stage }, p.tokens);
       }
-      if (m.deviceSeconds > 0) deviceSeconds.inc(m.deviceSeconds);
+      if (m.deviceSeconds > 0) {
+        deviceSeconds.inc(m.deviceSeconds);
+        const split = splitReport(m.profiles, m.deviceSeconds);
+        for (const state of deviceStates) deviceTime.inc({ state }, split[state]);
+      }
     } else if (m.t === 'checkpoint') {
       checkpointBytes.inc(m.sizeBytes);
     } else if (m.t === 'finished') {

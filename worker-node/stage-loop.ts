@@ -39,7 +39,7 @@ interface HoldResult<T> {
  * the last gets the rest of the hold (its compute, onload, offload, and whatever ran after it
  * under the lock), so the rows add up to the hold and the switch is counted once.
  */
-function splitHold(
+function holdRows(
   row: StageProfileReport,
   parts: NonNullable<HoldResult<unknown>['parts']>,
 ): StageProfileReport[] {
@@ -57,6 +57,7 @@ function splitHold(
       batch: p.batch,
       onloadSeconds: last ? row.onloadSeconds : 0,
       offloadSeconds: last ? row.offloadSeconds : 0,
+      computeSeconds: Math.min(p.seconds, seconds),
     });
   });
   return rows;
@@ -180,10 +181,12 @@ export class StageLoop {
         peakBytes: out.profile?.peakArenaBytes ?? 0,
         onloadSeconds,
         offloadSeconds,
+        // The engine's own measure where it keeps one; else the stage ran on the devices throughout.
+        computeSeconds: out.profile ? out.profile.seconds : (t1 - t0) / 1000 - onloadSeconds,
       };
       this.d.report({
         metrics: [],
-        profiles: out.parts ? splitHold(row, out.parts) : [row],
+        profiles: out.parts ? holdRows(row, out.parts) : [row],
         deviceSeconds: seconds * devices.length,
         lockWaits: [{ stage, seconds: lockWaitSeconds }],
       });

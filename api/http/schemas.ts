@@ -181,11 +181,43 @@ export const checkpointSchema = z
   })
   .openapi('Checkpoint');
 
+const deviceTimeSchema = z
+  .object({
+    running: z.number().openapi({ description: 'The engine computing on the devices' }),
+    switching: z.number().openapi({ description: "Onload and offload: moving the job's state on and off" }),
+    idle: z.number().openapi({
+      description:
+        'Held but neither computing nor switching (host-side work between engine calls: rewards, evaluation, checkpoint upload)',
+    }),
+  })
+  .openapi('DeviceTime', {
+    description: 'Device-seconds by state; the three add up to the total they split',
+  });
+
 export const usageSchema = z
   .object({
     tenantId: z.uuid(),
     periodStart: z.iso.datetime(),
     deviceSecondsUsed: z.number(),
+    deviceSecondsByState: deviceTimeSchema.openapi({
+      description: 'deviceSecondsUsed split by state (metered per second of every device hold)',
+    }),
+    jobs: z
+      .array(
+        z.object({
+          jobId: z.uuid(),
+          name: z.string(),
+          status: z.string(),
+          deviceSeconds: z
+            .number()
+            .openapi({ description: "The job's device-seconds since it was submitted" }),
+          deviceSecondsByState: deviceTimeSchema,
+        }),
+      )
+      .openapi({
+        description:
+          'Jobs that held devices this period (finished in it or not finished), most device-seconds first, at most 100',
+      }),
     deviceHoursUsed: z.number(),
     activeJobs: z.number().int(),
     queuedJobs: z.number().int(),

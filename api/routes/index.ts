@@ -7,6 +7,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { SubmitJob } from '../jobs/submit.js';
 import type { ApiDeps } from '../deps.js';
 import { authRoutes } from './auth.js';
+import { capacityRoutes } from './capacity.js';
 import { healthRoutes } from './health.js';
 import { infraRoutes } from './infra.js';
 import { jobDataRoutes } from './job-data.js';
@@ -33,6 +34,7 @@ export function apiRoutes(
     usageRoutes(deps, registry),
     infraRoutes(deps, registry),
     queueRoutes(deps, registry),
+    capacityRoutes(deps, registry),
     nodeJobRoutes(deps, registry),
     webhookRoutes(deps, registry),
   ];

@@ -211,6 +211,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       'node_lost',
       `node ${node.name} restarted`,
     );
+    // New devices: the next round places what waits for them now, not at its next tick.
+    await deps.wake.wake();
     req.log.info({ node }, 'node registered');
     res.json(node);
   });

@@ -22,6 +22,7 @@ import {
   jobFinishSchema,
   jobReportSchema,
   jobStartSchema,
+  splitReport,
 } from '../../common/node-protocol/index.js';
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
@@ -114,7 +115,13 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const body = parseOrThrow(reportBody, req.body);
     const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
     await insertProfiles(pool, jobId, nodeId, body.profiles);
-    await recordUsage(pool, jobId, nodeId, body.deviceSeconds);
+    await recordUsage(
+      pool,
+      jobId,
+      nodeId,
+      body.deviceSeconds,
+      splitReport(body.profiles, body.deviceSeconds),
+    );
     res.json({ applied: written > 0 || body.metrics.length === 0 });
   });
 

@@ -16,9 +16,9 @@ export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     path: '/v1/usage',
     operationId: 'getUsage',
     description:
-      'Device-seconds this calendar month (UTC), job counts, what the quota leaves, and the share of each pool from the last scheduling round.',
+      'Device-seconds this calendar month (UTC), split into running (the engine computing), switching (onload/offload) and idle-held time, for the tenant and for each job that ran this month; job counts, what the quota leaves, and the share of each pool from the last scheduling round.',
     summary:
-      'Device-seconds used this month, active/queued/running jobs, remaining quota, share of each pool',
+      'Device-seconds used this month (running, switching, idle-held; per job too), active/queued/running jobs, remaining quota, share of each pool',
     tags: ['usage'],
     errors: ['not_found'],
     responses: { 200: json(usageSchema) },
@@ -32,6 +32,8 @@ export function usageRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       tenantId,
       periodStart: u.periodStart.toISOString(),
       deviceSecondsUsed: u.deviceSecondsUsed,
+      deviceSecondsByState: u.deviceSecondsByState,
+      jobs: u.jobs,
       deviceHoursUsed: usedHours,
       activeJobs: u.activeJobs,
       queuedJobs: u.queuedJobs,

@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../node-protocol/index.js';
 import { checkpointModelKey } from '../storage/index.js';
+import { scaleTo, type DeviceTime } from '../node-protocol/device-time.js';
 
 export type { CheckpointReport, MetricPoint, StageProfileReport };
 
@@ -64,42 +65,56 @@ export async function insertProfiles(
 }
 
 /**
- * Device-seconds: the ledger row, the job's total and the tenant's period counter, together. A node
+ * Device-seconds: the ledger row, the job's total and the tenant's period counter, together, each
+ * also split by state (running, switching, idle-held; common/node-protocol/device-time.ts). A node
  * cannot charge a tenant more than the job's placement could have used: what is recorded is bounded
  * by the wall time since the job was placed (or first started) × the devices it holds, less what
- * was already recorded since then. The job row is locked so that concurrent reports share the bound.
- * Returns the device-seconds recorded.
+ * was already recorded since then, and a bounded charge keeps the states' proportions. The job row
+ * is locked so that concurrent reports share the bound. Returns the device-seconds recorded.
  */
 export async function recordUsage(
   pool: pg.Pool,
   jobId: string,
   nodeId: string,
   deviceSeconds: number,
+  split: DeviceTime = { running: deviceSeconds, switching: 0, idle: 0 },
 ): Promise<number> {
   if (!(deviceSeconds > 0)) return 0;
+  const parts = scaleTo(split, deviceSeconds);
   const r = await pool.query(
     `WITH j AS (
        SELECT id, tenant_id, coalesce(placed_at, started_at) AS since,
               coalesce(jsonb_array_length(placement->'devices'), devices) AS held
          FROM jobs WHERE id = $1 AND node_id = $2 FOR UPDATE
-     ), b AS (
+     ), b0 AS (
        SELECT j.id, j.tenant_id, GREATEST(0, LEAST($3::float8,
                 extract(epoch FROM now() - j.since) * j.held
                 - coalesce((SELECT sum(u.device_seconds) FROM usage_ledger u
                              WHERE u.job_id = j.id AND u.created_at >= j.since), 0))) AS s
          FROM j WHERE j.since IS NOT NULL
+     ), b AS (
+       SELECT id, tenant_id, s, s / $3::float8 * $4::float8 AS run, s / $3::float8 * $5::float8 AS sw,
+              s / $3::float8 * $6::float8 AS idle
+         FROM b0
      ), uj AS (
-       UPDATE jobs SET device_seconds = jobs.device_seconds + b.s FROM b WHERE jobs.id = b.id AND b.s > 0
+       UPDATE jobs SET device_seconds = jobs.device_seconds + b.s,
+         running_device_seconds = jobs.running_device_seconds + b.run,
+         switching_device_seconds = jobs.switching_device_seconds + b.sw,
+         idle_device_seconds = jobs.idle_device_seconds + b.idle
+         FROM b WHERE jobs.id = b.id AND b.s > 0
      ), q AS (
        UPDATE quotas SET
          period_device_seconds = CASE WHEN period_start < usage_period_start() THEN b.s ELSE period_device_seconds + b.s END,
+         period_running_seconds = CASE WHEN period_start < usage_period_start() THEN b.run ELSE period_running_seconds + b.run END,
+         period_switching_seconds = CASE WHEN period_start < usage_period_start() THEN b.sw ELSE period_switching_seconds + b.sw END,
+         period_idle_seconds = CASE WHEN period_start < usage_period_start() THEN b.idle ELSE period_idle_seconds + b.idle END,
          period_start = usage_period_start()
          FROM b WHERE quotas.tenant_id = b.tenant_id AND b.s > 0
      )
-     INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, period_start)
-     SELECT tenant_id, id, s, usage_period_start() FROM b WHERE s > 0
+     INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, running_seconds, switching_seconds, idle_seconds, period_start)
+     SELECT tenant_id, id, s, run, sw, idle, usage_period_start() FROM b WHERE s > 0
      RETURNING device_seconds`,
-    [jobId, nodeId, deviceSeconds],
+    [jobId, nodeId, deviceSeconds, parts.running, parts.switching, parts.idle],
   );
   return Number(r.rows[0]?.device_seconds ?? 0);
 }

@@ -1,14 +1,23 @@
 /**
  * The scheduler's metrics. The cluster's state (jobs by status, queue depth and oldest wait per
- * pool, nodes by status) is read from PostgreSQL, the source of truth, at scrape time — so every
+ * pool, nodes by status) is read from PostgreSQL, the source of truth, at scrape time, and each
+ * pool's capacity signal (devices wanted, idle) from the leader's last round — so every
  * scheduler replica reports the same values and a dashboard takes max() across them. What only this
  * process knows (its sweeps, whether it holds the leader lease) is counted here; round latency and
  * admission counters belong on the same registry.
  */
 import client from 'prom-client';
 import type pg from 'pg';
+import type { PoolCapacity } from '../capacity.js';
 
-export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
+/**
+ * `capacity` reads the leader's last capacity signal (common/capacity.ts, in Redis), so that every
+ * replica exports the same values, as with the database gauges.
+ */
+export function createSchedulerMetrics(
+  pool: Pick<pg.Pool, 'query'>,
+  capacity: () => Promise<PoolCapacity[]> = async () => [],
+) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'timeshare_scheduler_' });
 
@@ -40,6 +49,24 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
     registers: [registry],
     collect: () => collectOnce(),
   });
+  const poolDevices = (name: string, help: string) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect: () => collectOnce(),
+    });
+  const wanted = poolDevices(
+    'timeshare_pool_wanted_devices',
+    'Devices a pool needs to run all of its work now (busy + queued); 0 = it may scale to zero',
+  );
+  const queuedDevices = poolDevices(
+    'timeshare_pool_queued_devices',
+    "Devices a pool's queued jobs want (jobs waiting on their quota excepted)",
+  );
+  const busy = poolDevices('timeshare_pool_busy_devices', 'Devices held by running and placed jobs');
+  const idle = poolDevices('timeshare_pool_idle_devices', 'Devices on ready nodes that no job holds');
   let isLeader = () => false;
   new client.Gauge({
     name: 'timeshare_scheduler_leader',
@@ -75,7 +102,7 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
   }
   async function readDatabase(): Promise<void> {
     try {
-      const [byStatus, queued, byNode] = await Promise.all([
+      const [byStatus, queued, byNode, pools] = await Promise.all([
         pool.query<{ pool: string; status: string; n: string }>(
           `SELECT pool, status::text AS status, count(*) AS n FROM jobs GROUP BY pool, status`,
         ),
@@ -87,6 +114,7 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
           `SELECT p.name AS pool, n.status::text AS status, count(*) AS n
              FROM nodes n JOIN pools p ON p.id = n.pool_id GROUP BY p.name, n.status`,
         ),
+        capacity(),
       ]);
       // reset() first: a pool or status that emptied must read 0 / vanish, not keep its last value.
       jobs.reset();
@@ -99,6 +127,13 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>) {
       }
       nodes.reset();
       for (const r of byNode.rows) nodes.set({ pool: r.pool, status: r.status }, Number(r.n));
+      for (const g of [wanted, queuedDevices, busy, idle]) g.reset();
+      for (const c of pools) {
+        wanted.set({ pool: c.pool }, c.wantedDevices);
+        queuedDevices.set({ pool: c.pool }, c.queuedDevices);
+        busy.set({ pool: c.pool }, c.busyDevices);
+        idle.set({ pool: c.pool }, c.idleDevices);
+      }
     } catch {
       scrapeErrors.inc();
     }

@@ -3,3 +3,4 @@ export * from './placement.js';
 export * from './reports.js';
 export * from './assignment.js';
 export * from './node.js';
+export * from './device-time.js';

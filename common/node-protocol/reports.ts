@@ -36,6 +36,12 @@ export const stageProfileSchema = z.strictObject({
   peakBytes: byteCount().default(0),
   onloadSeconds: seconds().default(0),
   offloadSeconds: seconds().default(0),
+  /**
+   * Seconds of the hold the engine measured computing (its profile), or the stage's own run time
+   * where the engine keeps no profile (a checkpoint, a weight sync); null when unknown. The rest of
+   * the hold, less onload and offload, is idle-held time (device-time.ts).
+   */
+  computeSeconds: seconds().nullable().default(null),
 });
 export type StageProfileReport = z.output<typeof stageProfileSchema>;
 

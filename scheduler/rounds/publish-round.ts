@@ -1,12 +1,13 @@
 /**
  * What follows a committed round: events are announced, nodes re-read their assignments, jobs
  * under notice are told to checkpoint (the notice is also in their assignment, so a lost message
- * only waits for the daemon's next poll), and the queue view and tenant shares are replaced in
- * Redis for the API. The view is derived data: a lost write is rewritten by the next round.
+ * only waits for the daemon's next poll), and the queue view, tenant shares and each pool's
+ * capacity signal are replaced in Redis for the API. The view is derived data: a lost write is rewritten by the next round.
  */
 import type { Redis } from 'ioredis';
 import { notifyEvents, notifyNode, sendControl } from '../../common/jobs/notify.js';
 import type { RedisNames } from '../../common/queues.js';
+import { writeCapacity, type PoolCapacity } from '../../common/capacity.js';
 import type { Decisions } from '../core/types.js';
 import type { Applied } from './apply-decisions.js';
 
@@ -27,11 +28,12 @@ export async function publishRound(
   applied: Applied,
   d: Decisions,
   now: number,
+  capacity: readonly PoolCapacity[],
 ): Promise<void> {
   await Promise.all([...applied.events].map(([jobId, ids]) => notifyEvents(redis, names, jobId, ids)));
   await Promise.all([...applied.nodes].map((nodeId) => notifyNode(redis, names, nodeId)));
   await Promise.all(applied.noticed.map((jobId) => sendControl(redis, names, { jobId, action: 'preempt' })));
-  await writeViews(redis, names, d, now);
+  await Promise.all([writeViews(redis, names, d, now), writeCapacity(redis, names, capacity, now)]);
 }
 
 export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, now: number): Promise<void> {

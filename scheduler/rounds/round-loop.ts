@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from '../../common/logger.js';
 import type { RedisNames } from '../../common/queues.js';
+import { poolDemand } from '../core/demand.js';
 import { schedule } from '../core/schedule.js';
 import type { Policy } from '../core/types.js';
 import { decayUsage } from '../core/usage-decay.js';
@@ -112,7 +113,7 @@ export function startRoundLoop(deps: {
       graceSeconds: options.policy.preemptGraceSeconds,
       nodeOf: new Map(read.snapshot.running.map((r) => [r.id, r.nodeId])),
     });
-    await publishRound(redis, names, applied, d, read.now);
+    await publishRound(redis, names, applied, d, read.now, poolDemand(read.snapshot, d));
     const ms = performance.now() - started;
     stats.rounds++;
     stats.lastRoundMs = ms;

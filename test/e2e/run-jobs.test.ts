@@ -105,6 +105,16 @@ test(
     const usage = await a.as(c.h.http.get('/v1/usage')).expect(200);
     assert.equal(usage.body.activeJobs, 0);
     assert.ok(usage.body.deviceSecondsUsed > 0);
+    // Metered from the real holds: the engine computed and switched, and the states add up.
+    const s = usage.body.deviceSecondsByState;
+    assert.ok(s.running > 0 && s.switching > 0 && s.idle >= 0, JSON.stringify(s));
+    assert.ok(Math.abs(s.running + s.switching + s.idle - usage.body.deviceSecondsUsed) < 1e-6);
+    assert.equal(usage.body.jobs.length, 2, "its own two jobs, not the other tenant's");
+    const listed = usage.body.jobs.reduce(
+      (n: number, j: { deviceSeconds: number }) => n + j.deviceSeconds,
+      0,
+    );
+    assert.ok(Math.abs(listed - usage.body.deviceSecondsUsed) < 1e-6, 'the jobs add up to the tenant');
   },
 );
 

@@ -17,7 +17,7 @@ export interface Cluster {
   startWorker(
     name: string,
     devices: number,
-    extra?: { deviceMemory?: number; threads?: number },
+    extra?: { deviceMemory?: number; threads?: number; pool?: string },
   ): Promise<Proc>;
   /** Where worker `name` keeps the reports the API could not take yet (worker-node/report-outbox.ts). */
   outboxOf(name: string): string;
@@ -25,7 +25,13 @@ export interface Cluster {
 }
 
 export async function startCluster(
-  opts: { nodeTimeoutMs?: number; maxJobsPerDevice?: number; env?: Record<string, string> } = {},
+  opts: {
+    nodeTimeoutMs?: number;
+    maxJobsPerDevice?: number;
+    env?: Record<string, string>;
+    /** For the scheduler process only (e.g. its metrics port). */
+    schedulerEnv?: Record<string, string>;
+  } = {},
 ): Promise<Cluster> {
   const h = await startHarness(opts.env ?? {});
   const env: Record<string, string> = {
@@ -43,7 +49,7 @@ export async function startCluster(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     ...opts.env,
   };
-  const scheduler = startProcess('scheduler/main.ts', env);
+  const scheduler = startProcess('scheduler/main.ts', { ...env, ...opts.schedulerEnv });
   const workers = new Map<string, Proc>();
   // Each worker's outbox (worker-node/report-outbox.ts), deleted with the cluster.
   const outboxes = mkdtempSync(path.join(os.tmpdir(), 'timeshare-outbox-'));
@@ -61,6 +67,7 @@ export async function startCluster(
           TIMESHARE_NODE_KEY: key.body.apiKey,
           TIMESHARE_NODE_NAME: name,
           TIMESHARE_OUTBOX_DIR: path.join(outboxes, name),
+          ...(extra.pool ? { TIMESHARE_POOL: extra.pool } : {}),
         },
         [],
         [

@@ -29,7 +29,19 @@ test('scheduler gauges are read from the database once per scrape and forget emp
     nodes: [{ pool: 'default', status: 'lost', n: '1' }],
   };
   const pool = fakePool(state);
-  const m = createSchedulerMetrics(pool as never);
+  let capacity = [
+    {
+      pool: 'empty',
+      devices: 0,
+      idleDevices: 0,
+      busyDevices: 0,
+      queuedDevices: 3,
+      queuedJobs: 2,
+      runningJobs: 0,
+      wantedDevices: 3,
+    },
+  ];
+  const m = createSchedulerMetrics(pool as never, async () => capacity);
   m.sweepDone(2);
   m.leadership(() => true);
   const text = await m.registry.metrics();
@@ -42,10 +54,15 @@ test('scheduler gauges are read from the database once per scrape and forget emp
   assert.match(text, /^timeshare_scheduler_node_lost_requeues_total 2$/m);
   assert.match(text, /^timeshare_scheduler_liveness_sweeps_total\{result="ok"\} 1$/m);
   assert.match(text, /^timeshare_scheduler_leader 1$/m);
+  assert.match(text, /^timeshare_pool_wanted_devices\{pool="empty"\} 3$/m);
+  assert.match(text, /^timeshare_pool_queued_devices\{pool="empty"\} 3$/m);
+  assert.match(text, /^timeshare_pool_idle_devices\{pool="empty"\} 0$/m);
 
   state.queued = [];
+  capacity = [];
   const later = await m.registry.metrics();
   assert.doesNotMatch(later, /^timeshare_queue_depth_jobs\{/m, 'an emptied queue is not reported stale');
+  assert.doesNotMatch(later, /^timeshare_pool_wanted_devices\{/m, 'nor a pool the round no longer sees');
 });
 
 test('a failed database read is counted, not thrown at the scraper', async () => {

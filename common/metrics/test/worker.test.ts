@@ -18,7 +18,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return null;
 }
 
-const profile = (stage: string, seconds: number, tokens: number) => ({
+const profile = (stage: string, seconds: number, tokens: number, computeSeconds: number | null = null) => ({
   stage,
   step: 1,
   seconds,
@@ -28,6 +28,7 @@ const profile = (stage: string, seconds: number, tokens: number) => ({
   peakBytes: 0,
   onloadSeconds: 0.01,
   offloadSeconds: 0.02,
+  computeSeconds,
 });
 
 test('the daemon counts what its job processes report, labelled by pool and stage only', async () => {
@@ -36,7 +37,7 @@ test('the daemon counts what its job processes report, labelled by pool and stag
   m.observe({
     t: 'report',
     metrics: [],
-    profiles: [profile('generate', 0.5, 1000), profile('checkpoint', 0.13, 0)],
+    profiles: [profile('generate', 0.5, 1000, 0.4), profile('checkpoint', 0.13, 0)],
     deviceSeconds: 0.63,
     lockWaits: [{ stage: 'generate', seconds: 0.2 }],
   });
@@ -61,6 +62,12 @@ test('the daemon counts what its job processes report, labelled by pool and stag
   );
   assert.equal(sample(text, 'timeshare_checkpoint_written_bytes_total', { pool: 'cpu' }), 4096);
   assert.equal(sample(text, 'timeshare_device_busy_seconds_total', { pool: 'cpu' }), 0.63);
+  // generate: 0.4 s computing, 0.03 s switching, 0.07 s idle-held; checkpoint (no engine profile):
+  // its 0.1 s run counts as running.
+  const state = (s: string) => sample(text, 'timeshare_device_seconds_total', { pool: 'cpu', state: s });
+  assert.equal(state('running')?.toFixed(3), '0.500');
+  assert.equal(state('switching')?.toFixed(3), '0.060');
+  assert.equal(state('idle')?.toFixed(3), '0.070');
   assert.equal(sample(text, 'timeshare_worker_jobs_running', { pool: 'cpu' }), 3);
   assert.equal(sample(text, 'timeshare_worker_job_runs_total', { pool: 'cpu', outcome: 'succeeded' }), 1);
   assert.doesNotMatch(text, /job_?id=/i);

@@ -65,6 +65,13 @@ for (const [name, values] of [
     assert.equal(worker.containers[0]!.resources?.limits?.['nvidia.com/gpu'], 8);
     assert.ok(worker.nodeSelector && Object.keys(worker.nodeSelector).length, 'workers go to GPU nodes');
     assert.ok(worker.tolerations?.length, 'workers tolerate the GPU taint');
+    // A node scaled in drains (SIGTERM): the drain and the outbox flush after it (10 s) must end
+    // before the kubelet's SIGKILL, or the jobs' last checkpoints are lost.
+    const env = (worker.containers[0] as unknown as { env: { name: string; value?: string }[] }).env;
+    const drainMs = Number(env.find((e) => e.name === 'TIMESHARE_DRAIN_TIMEOUT_MS')?.value);
+    const grace = (worker as unknown as { terminationGracePeriodSeconds: number })
+      .terminationGracePeriodSeconds;
+    assert.ok(drainMs > 0 && drainMs / 1000 + 10 < grace, `drain ${drainMs} ms within a ${grace} s grace`);
 
     const config = find(ms, 'ConfigMap', '');
     assert.doesNotMatch(JSON.stringify(config), /ADMIN_KEY|JWT_SECRET|DATABASE_URL|postgresql:/);

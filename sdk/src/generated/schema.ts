@@ -380,8 +380,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Device-seconds used this month, active/queued/running jobs, remaining quota, share of each pool
-         * @description Device-seconds this calendar month (UTC), job counts, what the quota leaves, and the share of each pool from the last scheduling round.
+         * Device-seconds used this month (running, switching, idle-held; per job too), active/queued/running jobs, remaining quota, share of each pool
+         * @description Device-seconds this calendar month (UTC), split into running (the engine computing), switching (onload/offload) and idle-held time, for the tenant and for each job that ran this month; job counts, what the quota leaves, and the share of each pool from the last scheduling round.
          */
         get: operations["getUsage"];
         put?: never;
@@ -544,6 +544,26 @@ export interface paths {
          * @description Pages of `limit` from `offset`, as the last scheduling round ordered them; a pool with nothing queued has an empty page.
          */
         get: operations["listPoolQueue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pools/{name}/capacity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Devices a pool wants (queued and running work) and devices idle
+         * @description For autoscalers (KEDA `metrics-api`: `valueLocation: wantedDevices`, `targetValue`: devices per node, bearer auth with the admin key). From the last scheduling round; a pool no round has seen reads as zeros.
+         */
+        get: operations["getPoolCapacity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1028,6 +1048,17 @@ export interface components {
             /** Format: date-time */
             periodStart: string;
             deviceSecondsUsed: number;
+            deviceSecondsByState: components["schemas"]["DeviceTime"];
+            /** @description Jobs that held devices this period (finished in it or not finished), most device-seconds first, at most 100 */
+            jobs: {
+                /** Format: uuid */
+                jobId: string;
+                name: string;
+                status: string;
+                /** @description The job's device-seconds since it was submitted */
+                deviceSeconds: number;
+                deviceSecondsByState: components["schemas"]["DeviceTime"] & unknown;
+            }[];
             deviceHoursUsed: number;
             activeJobs: number;
             queuedJobs: number;
@@ -1050,6 +1081,15 @@ export interface components {
                     demand: number;
                 };
             };
+        };
+        /** @description deviceSecondsUsed split by state (metered per second of every device hold) */
+        DeviceTime: {
+            /** @description The engine computing on the devices */
+            running: number;
+            /** @description Onload and offload: moving the job's state on and off */
+            switching: number;
+            /** @description Held but neither computing nor switching (host-side work between engine calls: rewards, evaluation, checkpoint upload) */
+            idle: number;
         };
         PoolList: {
             data: components["schemas"]["Pool"][];
@@ -1139,6 +1179,28 @@ export interface components {
             /** Format: date-time */
             queuedAt: string;
         };
+        PoolCapacity: {
+            pool: string;
+            /** @description Devices the pool needs to run all of its work now: busyDevices + queuedDevices. 0 = nothing to run (scale to zero) */
+            wantedDevices: number;
+            /** @description Devices the queued jobs want (each its minimum); jobs waiting on their tenant's quota are not counted */
+            queuedDevices: number;
+            /** @description Devices held by running and placed jobs (draining nodes included) */
+            busyDevices: number;
+            /** @description Devices on ready nodes that no job holds */
+            idleDevices: number;
+            /** @description Devices on the pool's ready nodes */
+            devices: number;
+            /** @description Jobs queued, whatever they wait for */
+            queuedJobs: number;
+            /** @description Jobs placed or running */
+            runningJobs: number;
+            /**
+             * Format: date-time
+             * @description The scheduling round that computed it; null when no round has seen the pool
+             */
+            updatedAt: string | null;
+        };
         Assignment: {
             /** Format: uuid */
             jobId: string;
@@ -1212,6 +1274,8 @@ export interface components {
                 onloadSeconds?: number;
                 /** @default 0 */
                 offloadSeconds?: number;
+                /** @default null */
+                computeSeconds?: number | null;
             }[];
             /** @default 0 */
             deviceSeconds?: number;
@@ -4448,6 +4512,115 @@ export interface operations {
                         total: number;
                         offset: number;
                     };
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPoolCapacity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolCapacity"];
                 };
             };
             /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
