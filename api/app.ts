@@ -19,7 +19,7 @@ import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
 import { apiRoutes } from './routes/index.js';
-import { dashboard } from './http/dashboard.js';
+import { dashboard, dashboardDir } from './http/dashboard.js';
 import type { ApiDeps } from './deps.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -58,7 +58,7 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);
   // Static and public, so in front of auth and the route gate (which knows only /v1 routes).
-  app.use(dashboard());
+  app.use(dashboard(dashboardDir(deps.config.TIMESHARE_UI_DIR)));
   app.use(authenticate(parts.identify));
   app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));

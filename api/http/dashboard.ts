@@ -12,10 +12,10 @@ import express, { Router, type Request, type Response } from 'express';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** ui/dist beside the sources (tsx) or beside dist/ (compiled); TIMESHARE_UI_DIR overrides. */
-export function dashboardDir(env: NodeJS.ProcessEnv = process.env): string | null {
-  const candidates = env.TIMESHARE_UI_DIR
-    ? [env.TIMESHARE_UI_DIR]
+/** The configured folder, else ui/dist beside the sources (tsx) or beside dist/ (compiled). */
+export function dashboardDir(configured?: string): string | null {
+  const candidates = configured
+    ? [configured]
     : [path.resolve(here, '../../ui/dist'), path.resolve(here, '../../../ui/dist')];
   return candidates.find((d) => existsSync(path.join(d, 'index.html'))) ?? null;
 }
@@ -28,7 +28,7 @@ const SECURITY_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
-export function dashboard(dir: string | null = dashboardDir()): Router {
+export function dashboard(dir: string | null): Router {
   const r = Router();
   // Express matches '/ui' and '/ui/' alike; the page's relative routes need the slash.
   r.use((req, res, next) => (req.path === '/ui' ? res.redirect(301, '/ui/') : next()));

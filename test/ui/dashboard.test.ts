@@ -7,9 +7,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { startCluster, steadyJob, waitFor, type Cluster } from '../helpers/cluster.js';
-import { buildDashboard, launchBrowser, openPage } from '../helpers/browser.js';
+import { artifactsDir, buildDashboard, launchBrowser, openPage } from '../helpers/browser.js';
 
 let c: Cluster;
 let browser: Browser;
@@ -105,6 +106,11 @@ test(
     );
     assert.equal(await timeline.getByTestId('device-lane').count(), 1);
     await screenshot('pool-timeline');
+    // The picture README.md shows (docs/pool-timeline.png is a copy of one).
+    await page
+      .locator('.mantine-Card-root')
+      .filter({ has: timeline })
+      .screenshot({ path: path.join(artifactsDir, 'ui', 'pool-timeline-card.png') });
 
     // On a phone the page reflows instead of overflowing sideways.
     await page.setViewportSize({ width: 390, height: 844 });
