@@ -2,8 +2,8 @@
  * The dashboard in a real browser against a real cluster (API, scheduler, one worker daemon with
  * one device): a tenant logs in with its API key, submits a job from the UI, watches it reach
  * `running` and draw its reward curve; a second job joins it on the same device, and the admin's
- * pool page shows the two alternating on that device's lock timeline. Screenshots go to
- * test-artifacts/ui/; no console error may appear along the way.
+ * pool page shows the two alternating on that device's lock timeline (usage, tenants and nodes are
+ * visited on the way). Screenshots go to test-artifacts/ui/; no console error may appear.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,6 +81,8 @@ test(
     await page.getByRole('link', { name: '← Jobs' }).click();
     await page.locator(`tr[data-job-id="${second.body.id}"]`).waitFor();
     await screenshot('jobs');
+    await page.getByRole('link', { name: 'Quota and usage' }).click();
+    await page.getByTestId('usage').getByText('Active jobs').waitFor();
 
     // The admin's view of the pool.
     await page.getByTestId('logout').click();
@@ -111,6 +113,13 @@ test(
       .locator('.mantine-Card-root')
       .filter({ has: timeline })
       .screenshot({ path: path.join(artifactsDir, 'ui', 'pool-timeline-card.png') });
+
+    await page.getByRole('link', { name: 'Tenants' }).click();
+    await page.getByTestId('tenants-table').getByText('ui-tenant').waitFor();
+    await page.getByRole('link', { name: 'Nodes' }).click();
+    await page.getByTestId('nodes-table').getByText('ui-node').waitFor();
+    await page.getByRole('link', { name: 'Pools and queues' }).click();
+    await page.getByTestId('pools-table').getByRole('link', { name: 'default' }).click();
 
     // On a phone the page reflows instead of overflowing sideways.
     await page.setViewportSize({ width: 390, height: 844 });

@@ -1,5 +1,5 @@
 /** The tenant's quota and what this month used of it, and its share of each pool. */
-import { Alert, Card, Group, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Alert, Card, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { unwrap } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
 import { usePoll } from '../use-poll.js';
@@ -54,13 +54,33 @@ export function UsageView() {
       </SimpleGrid>
       {shares.length > 0 && (
         <Card withBorder>
-          <Title order={5}>Share of each pool (last scheduling round)</Title>
-          {shares.map(([pool, share]) => (
-            <Group key={pool} justify="space-between">
-              <Text>{pool}</Text>
-              <Text ff="monospace">{JSON.stringify(share)}</Text>
-            </Group>
-          ))}
+          <Title order={5} mb="xs">
+            Share of each pool (last scheduling round)
+          </Title>
+          <Table.ScrollContainer minWidth={480}>
+            <Table data-testid="shares-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Pool</Table.Th>
+                  <Table.Th>Share held</Table.Th>
+                  <Table.Th>Entitled to</Table.Th>
+                  <Table.Th>Devices held</Table.Th>
+                  <Table.Th>Devices wanted</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {shares.map(([pool, s]) => (
+                  <Table.Tr key={pool}>
+                    <Table.Td>{pool}</Table.Td>
+                    <Table.Td>{(s.share * 100).toFixed(1)}%</Table.Td>
+                    <Table.Td>{(s.entitlement * 100).toFixed(1)}%</Table.Td>
+                    <Table.Td>{s.devices.toFixed(2)}</Table.Td>
+                    <Table.Td>{s.demand}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         </Card>
       )}
     </Stack>
