@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   {
@@ -10,6 +11,8 @@ export default tseslint.config(
       'prisma/generated/**',
       'sdk/src/generated/**',
       '.data/**',
+      'ui/dist/**',
+      'test-artifacts/**',
     ],
   },
   js.configs.recommended,
@@ -31,5 +34,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // The dashboard runs in the browser.
+    files: ['ui/src/**'],
+    languageOptions: { globals: globals.browser },
   },
 );

@@ -1,9 +1,10 @@
 /**
  * The API's request handler: the submission fast path first, then the Express application. Order
- * in Express matters: request id + logging, metrics, auth (identifies the caller; rejects only a
- * credential that is present and invalid), the route gate (path decodes, per-address limit without
- * credentials, 404/405, 401 where credentials are needed), per-principal rate limit, body parsing
- * with a size limit for routes that declare a body, routes, JSON 404, the one error handler.
+ * in Express matters: request id + logging, metrics, the dashboard's static files (/ui), auth
+ * (identifies the caller; rejects only a credential that is present and invalid), the route gate
+ * (path decodes, per-address limit without credentials, 404/405, 401 where credentials are needed),
+ * per-principal rate limit, body parsing with a size limit for routes that declare a body, routes,
+ * JSON 404, the one error handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -18,6 +19,7 @@ import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
 import { createSubmitter } from './jobs/submit.js';
 import { createRegistry, generateDocument } from './http/openapi.js';
 import { apiRoutes } from './routes/index.js';
+import { dashboard, dashboardDir } from './http/dashboard.js';
 import type { ApiDeps } from './deps.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -55,6 +57,8 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
 
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);
+  // Static and public, so in front of auth and the route gate (which knows only /v1 routes).
+  app.use(dashboard(dashboardDir(deps.config.TIMESHARE_UI_DIR)));
   app.use(authenticate(parts.identify));
   app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));

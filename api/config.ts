@@ -30,6 +30,8 @@ const schema = baseConfigSchema
     TIMESHARE_API_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
     /** Lets webhook endpoints on private or loopback addresses through (tests, private networks). */
     TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
+    /** The built dashboard served at /ui; unset: ui/dist of this checkout (api/http/dashboard.ts). */
+    TIMESHARE_UI_DIR: z.string().min(1).optional(),
   });
 
 export type Config = Readonly<z.output<typeof schema>>;

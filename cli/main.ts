@@ -9,6 +9,7 @@ import { jobCommands } from './commands/jobs.js';
 import { loginCommand } from './commands/login.js';
 import { logsCommand } from './commands/logs.js';
 import { metricsCommand } from './commands/metrics.js';
+import { queueCommand } from './commands/queue.js';
 import { webhookCommands } from './commands/webhooks.js';
 import { completionCommand } from './completion.js';
 
@@ -26,6 +27,7 @@ logsCommand(program, ctx);
 metricsCommand(program, ctx);
 checkpointCommands(program, ctx);
 accountCommands(program, ctx);
+queueCommand(program, ctx);
 webhookCommands(program, ctx);
 adminCommands(program, ctx);
 completionCommand(program);

@@ -1,5 +1,6 @@
-// Runs after `npm ci`: builds the native engine (when present) and generates the Prisma client
-// offline. Both steps must work with no network access beyond the npm registry.
+// Runs after `npm ci`: builds the native engine (when present), generates the Prisma client
+// offline, and builds the dashboard (ui/). Every step must work with no network access beyond the
+// npm registry.
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -34,4 +35,15 @@ if (existsSync(path.join(root, 'native', 'binding.gyp'))) {
 }
 if (existsSync(path.join(root, 'prisma', 'schema.prisma'))) {
   run(process.execPath, [path.join(root, 'scripts', 'prisma-generate.mjs')]);
+}
+// The dashboard's bundler is a dev dependency: an install without them (--omit=dev) serves no
+// dashboard, and the API says so at /ui.
+if (existsSync(path.join(root, 'ui', 'build.mjs'))) {
+  if (existsSync(path.join(root, 'node_modules', 'esbuild', 'package.json'))) {
+    run(process.execPath, [path.join(root, 'ui', 'build.mjs')]);
+  } else {
+    console.log(
+      'postinstall: esbuild is not installed (dev dependencies omitted): the dashboard is not built',
+    );
+  }
 }

@@ -58,6 +58,8 @@ if (selected.length === 0) {
 const bin = (n) => path.join(root, 'node_modules', '.bin', n);
 if (!filter.length) {
   step('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
+  // The dashboard has its own compiler settings (DOM, JSX, a bundler's module resolution).
+  step('typecheck (ui)', bin('tsc'), ['-p', 'ui/tsconfig.json']);
   step('lint', bin('eslint'), ['--max-warnings=0', '.']);
   step('format', bin('prettier'), ['--check', '.']);
 }

@@ -1,9 +1,16 @@
+/**
+ * The webhook dispatcher's configuration: the base schema (common/config.ts; it reads no Redis, but
+ * shares the log level and fault switch with every process), the database, and its own variables.
+ */
 import { z } from 'zod';
-import { allowPrivateWebhooksSchema, logLevelSchema, parseConfig } from '../common/config.js';
+import {
+  allowPrivateWebhooksSchema,
+  baseConfigSchema,
+  databaseConfigShape,
+  parseConfig,
+} from '../common/config.js';
 
-const schema = z.object({
-  DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
-  LOG_LEVEL: logLevelSchema,
+const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
   /** How often new job events are fanned out and due deliveries sent. */
   TIMESHARE_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(500),

@@ -13,6 +13,7 @@ import { infraRoutes } from './infra.js';
 import { jobDataRoutes } from './job-data.js';
 import { jobRoutes } from './jobs.js';
 import { nodeJobRoutes } from './node-jobs.js';
+import { poolTimelineRoutes } from './pool-timeline.js';
 import { queueRoutes } from './queue.js';
 import { tenantRoutes } from './tenants.js';
 import { usageRoutes } from './usage.js';
@@ -35,6 +36,7 @@ export function apiRoutes(
     infraRoutes(deps, registry),
     queueRoutes(deps, registry),
     capacityRoutes(deps, registry),
+    poolTimelineRoutes(deps, registry),
     nodeJobRoutes(deps, registry),
     webhookRoutes(deps, registry),
   ];

@@ -21,8 +21,10 @@ COPY prisma/ prisma/
 RUN npm ci --include=dev --no-audit --no-fund
 COPY . .
 # tsc copies no data files: the migration tool and the device lock read theirs beside the compiled
-# code (the lock's fallback path to the source tree is stale since it moved to common/).
+# code (the lock's fallback path to the source tree is stale since it moved to common/). The
+# dashboard is bundled on its own into ui/dist (only the api image copies it).
 RUN npx tsc -p tsconfig.json \
+ && node ui/build.mjs \
  && cp -r prisma/migrations prisma/schema.prisma dist/prisma/ \
  && cp -r common/device-lock/lua dist/common/device-lock/ \
  && npm prune --omit=dev --no-audit --no-fund \
@@ -39,6 +41,8 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules/ node_modules/
 COPY --from=build /src/dist/ dist/
+# The dashboard (/ui): static files the API serves.
+COPY --from=build /src/ui/dist/ ui/dist/
 # Also the image of the one-shot migration job: node dist/prisma/tools/migrate.js deploy
 ENV HOST=0.0.0.0 PORT=8080
 USER timeshare

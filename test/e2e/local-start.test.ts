@@ -4,7 +4,6 @@
  * order: the worker drains (the job checkpoints and goes back to the queue through the API) before
  * the API goes. Started again on the same database, the system resumes the job from that checkpoint.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +13,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
-import { freePort, repoRoot } from '../helpers/processes.js';
+import { freePort } from '../helpers/processes.js';
+import { launchLocal } from '../helpers/npm-start.js';
 import { steadyJob, waitFor } from '../helpers/cluster.js';
 
 let db: TestDatabase;
@@ -35,51 +35,16 @@ after(async () => {
   rmSync(storage, { recursive: true, force: true });
 });
 
-interface Launched {
-  url: string;
-  output: () => string;
-  /** Ctrl-C in the terminal: SIGINT to the launcher's whole process group. Resolves to its exit code. */
-  interrupt: () => Promise<number | null>;
-}
-
-async function launch(): Promise<Launched> {
-  // Its own process group, like a terminal's foreground job.
-  const launcher = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'infra/local/start.ts')], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      REDIS_URL: testRedisUrl(),
-      TIMESHARE_REDIS_PREFIX: prefix,
-      TIMESHARE_STORAGE_ROOT: storage,
-      TIMESHARE_ADMIN_KEY: adminKey,
-      TIMESHARE_JWT_SECRET: jwtSecret,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+const launch = () =>
+  launchLocal({
+    DATABASE_URL: db.url,
+    REDIS_URL: testRedisUrl(),
+    TIMESHARE_REDIS_PREFIX: prefix,
+    TIMESHARE_STORAGE_ROOT: storage,
+    TIMESHARE_ADMIN_KEY: adminKey,
+    TIMESHARE_JWT_SECRET: jwtSecret,
+    PORT: String(port),
   });
-  let out = '';
-  launcher.stdout!.on('data', (d) => (out += d));
-  launcher.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => launcher.on('exit', (code) => r(code)));
-  const interrupt = () => {
-    if (launcher.exitCode === null) process.kill(-launcher.pid!, 'SIGINT');
-    return exited;
-  };
-  try {
-    const [, url] = await waitFor('the URL and admin key', async () => {
-      if (launcher.exitCode !== null) throw new Error(`npm start exited early:\n${out}`);
-      return /export TS=(\S+) ADMIN=\S+/.exec(out);
-    });
-    return { url: url!, output: () => out, interrupt };
-  } catch (err) {
-    await interrupt();
-    throw err;
-  }
-}
 
 async function call<T>(base: string, route: string, token: string, body?: unknown): Promise<T> {
   const res = await fetch(`${base}${route}`, {

@@ -572,6 +572,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pools/{name}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A pool's device-lock timeline: who held each device, when, in which stage
+         * @description Each device of the pool, and every device-lock hold on them since `since`, oldest first, with the job, its tenant and the stage; open holds have no `end`.
+         */
+        get: operations["getPoolTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/nodes/{id}/assignments": {
         parameters: {
             query?: never;
@@ -1200,6 +1220,42 @@ export interface components {
              * @description The scheduling round that computed it; null when no round has seen the pool
              */
             updatedAt: string | null;
+        };
+        PoolTimeline: {
+            pool: string;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            now: string;
+            devices: components["schemas"]["PoolDevice"][];
+            data: components["schemas"]["PoolHold"][];
+            /** @description Handoffs between two jobs on one device */
+            switches: number;
+        };
+        PoolDevice: {
+            /** Format: uuid */
+            node: string;
+            nodeName: string;
+            nodeStatus: string;
+            index: number;
+        };
+        PoolHold: {
+            /** Format: uuid */
+            node: string;
+            device: number;
+            job: string;
+            jobName: string | null;
+            /** Format: uuid */
+            tenantId: string | null;
+            tenantName: string | null;
+            stage: string;
+            token: number;
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string | null;
+            /** @enum {string|null} */
+            reason: "released" | "lapsed" | "revoked" | null;
         };
         Assignment: {
             /** Format: uuid */
@@ -4621,6 +4677,120 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PoolCapacity"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPoolTimeline: {
+        parameters: {
+            query?: {
+                /** @description Holds that ended at or after this time (ms), and those still open; default: 15 min ago */
+                since?: number | null;
+                /** @description At most this many lock-timeline entries are read, oldest first */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolTimeline"];
                 };
             };
             /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */

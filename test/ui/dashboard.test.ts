@@ -1,0 +1,141 @@
+/**
+ * The dashboard in a real browser against a real cluster (API, scheduler, one worker daemon with
+ * one device): a tenant logs in with its API key, submits a job from the UI, watches it reach
+ * `running` and draw its reward curve; a second job joins it on the same device, and the admin's
+ * pool page shows the two alternating on that device's lock timeline (usage, tenants and nodes are
+ * visited on the way). Screenshots go to test-artifacts/ui/; no console error may appear.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { startCluster, steadyJob, waitFor, type Cluster } from '../helpers/cluster.js';
+import { artifactsDir, buildDashboard, launchBrowser, openPage } from '../helpers/browser.js';
+
+let c: Cluster;
+let browser: Browser;
+
+before(async () => {
+  buildDashboard();
+  // Two jobs may share the one device whatever their planned load (the picture is under test here).
+  c = await startCluster({ maxJobsPerDevice: 2, env: { TIMESHARE_MAX_GROUP_LOAD: '2' } });
+  await c.startWorker('ui-node', 1);
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await c?.close();
+});
+
+test(
+  'log in, submit, watch the curve, see two jobs take turns on one device',
+  { timeout: 120_000 },
+  async () => {
+    const tenant = await c.h.createTenant('ui-tenant');
+    const { page, errors, screenshot } = await openPage(browser);
+    const ui = `${c.h.api.url}/ui/`;
+
+    await page.goto(ui);
+    await page.getByLabel('API key').fill('tsk_not-a-key');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('login-error').waitFor();
+    await page.getByLabel('API key').fill(tenant.apiKey);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('jobs-table').waitFor();
+
+    await page.getByTestId('open-submit').click();
+    // A refused spec names its field.
+    await page
+      .getByLabel('Job spec (JSON)')
+      .fill(JSON.stringify({ name: 'bad', workflow: { task: { name: 'nope' } } }));
+    await page.getByTestId('submit-job').click();
+    assert.match(await page.getByTestId('submit-error').innerText(), /workflow\.task/);
+    // Those two refusals were provoked; Chromium logs every failed request as a console error.
+    assert.deepEqual(
+      errors.filter((e) => !e.startsWith('console: Failed to load resource')),
+      ['401 POST /v1/auth/token', '400 POST /v1/jobs'],
+    );
+    errors.length = 0;
+    await page.getByLabel('Job spec (JSON)').fill(JSON.stringify(steadyJob('ui-first', 400)));
+    await page.getByTestId('submit-job').click();
+    await page.waitForURL(/\/ui\/jobs\/[0-9a-f-]{36}$/);
+    const firstId = page.url().split('/').pop()!;
+
+    await page.locator('[data-testid=job-status][data-status=running]').waitFor({ timeout: 60_000 });
+    // A second job for the same device: the scheduler time-shares it with the first.
+    const second = await tenant.as(c.h.http.post('/v1/jobs')).send(steadyJob('ui-second', 400)).expect(201);
+    await page
+      .locator('[data-testid=chart-reward_mean]:not([data-points="0"]):not([data-points="1"])')
+      .waitFor({
+        timeout: 60_000,
+      });
+    assert.ok((await page.locator('[data-testid=events-table] tr').count()) >= 3, 'events listed');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('download-checkpoint').first().click(),
+    ]);
+    assert.match(download.suggestedFilename(), /^ui-first-step\d+\.safetensors$/);
+    await page.getByText('saved, sha256 verified').waitFor();
+    await screenshot('job-page');
+
+    await page.getByRole('link', { name: '← Jobs' }).click();
+    await page.locator(`tr[data-job-id="${second.body.id}"]`).waitFor();
+    await screenshot('jobs');
+    await page.getByRole('link', { name: 'Quota and usage' }).click();
+    await page.getByTestId('usage').getByText('Active jobs').waitFor();
+
+    // The admin's view of the pool.
+    await page.getByTestId('logout').click();
+    await page.getByLabel('API key').fill(c.h.adminKey);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('pools-table').getByRole('link', { name: 'default' }).click();
+    const timeline = page.locator('[data-testid=lock-timeline]');
+    await waitFor(
+      'two jobs taking turns on the timeline',
+      async () =>
+        Number(await timeline.getAttribute('data-jobs')) >= 2 &&
+        Number(await timeline.getAttribute('data-switches')) >= 4,
+      60_000,
+    );
+    const legend = await timeline.getByTestId('timeline-job').allInnerTexts();
+    assert.ok(
+      legend.some((l) => l.includes('ui-first (ui-tenant)')),
+      legend.join(', '),
+    );
+    assert.ok(
+      legend.some((l) => l.includes('ui-second (ui-tenant)')),
+      legend.join(', '),
+    );
+    assert.equal(await timeline.getByTestId('device-lane').count(), 1);
+    await screenshot('pool-timeline');
+    // The picture README.md shows (docs/pool-timeline.png is a copy of one).
+    await page
+      .locator('.mantine-Card-root')
+      .filter({ has: timeline })
+      .screenshot({ path: path.join(artifactsDir, 'ui', 'pool-timeline-card.png') });
+
+    await page.getByRole('link', { name: 'Tenants' }).click();
+    await page.getByTestId('tenants-table').getByText('ui-tenant').waitFor();
+    await page.getByRole('link', { name: 'Nodes' }).click();
+    await page.getByTestId('nodes-table').getByText('ui-node').waitFor();
+    await page.getByRole('link', { name: 'Pools and queues' }).click();
+    await page.getByTestId('pools-table').getByRole('link', { name: 'default' }).click();
+
+    // On a phone the page reflows instead of overflowing sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await timeline.waitFor();
+    // The navigation bar slides away (a CSS transition) before the screenshot.
+    const navbar = page.locator('.mantine-AppShell-navbar');
+    await waitFor('the navigation to slide away', async () => {
+      const box = await navbar.boundingBox();
+      return box !== null && box.x + box.width <= 0;
+    });
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+    assert.ok(overflow <= 0, `the pool page is ${overflow}px wider than a phone's screen`);
+    await screenshot('pool-timeline-phone');
+
+    for (const id of [firstId, second.body.id as string])
+      await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
+    assert.deepEqual(errors, []);
+  },
+);

@@ -1,0 +1,113 @@
+/**
+ * The shell: the login screen until a key is accepted, then a header and a navigation bar (a
+ * drawer behind a burger on a phone) with the views of the session's role. Routes live under /ui.
+ */
+import { useMemo, useState } from 'react';
+import { AppShell, Burger, Button, Group, NavLink, Text, Title } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter';
+import { ApiContext } from './api-context.js';
+import { clientFor, loadSession, logout, type Session } from './session.js';
+import { LoginView } from './views/login.js';
+import { JobsView } from './views/jobs.js';
+import { JobPage } from './views/job-page.js';
+import { UsageView } from './views/usage.js';
+import { PoolsView } from './views/pools.js';
+import { PoolPage } from './views/pool-page.js';
+import { NodesView, TenantsView } from './views/admin.js';
+
+const NAV = {
+  tenant: [
+    { href: '/jobs', label: 'Jobs' },
+    { href: '/usage', label: 'Quota and usage' },
+  ],
+  admin: [
+    { href: '/pools', label: 'Pools and queues' },
+    { href: '/tenants', label: 'Tenants' },
+    { href: '/nodes', label: 'Nodes' },
+  ],
+};
+
+function Shell({ session, onLogout }: { session: Session; onLogout: () => void }) {
+  const [opened, { toggle, close }] = useDisclosure();
+  const [location] = useLocation();
+  const api = useMemo(() => ({ session, client: clientFor(session) }), [session]);
+  const nav = NAV[session.role];
+  return (
+    <ApiContext.Provider value={api}>
+      <AppShell
+        header={{ height: 56 }}
+        navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+        padding="md"
+      >
+        <AppShell.Header>
+          <Group h="100%" px="md" justify="space-between">
+            <Group>
+              <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="navigation" />
+              <Title order={4}>Timeshare</Title>
+            </Group>
+            <Group gap="xs">
+              <Text size="sm" c="dimmed" visibleFrom="xs">
+                {session.role}
+              </Text>
+              <Button size="xs" variant="default" onClick={onLogout} data-testid="logout">
+                Log out
+              </Button>
+            </Group>
+          </Group>
+        </AppShell.Header>
+        <AppShell.Navbar p="xs">
+          {nav.map((n) => (
+            <NavLink
+              key={n.href}
+              component={Link}
+              href={n.href}
+              label={n.label}
+              active={location.startsWith(n.href)}
+              onClick={close}
+            />
+          ))}
+        </AppShell.Navbar>
+        <AppShell.Main>
+          <Switch>
+            {session.role === 'tenant' ? (
+              <>
+                <Route path="/jobs">{() => <JobsView />}</Route>
+                <Route path="/jobs/:id">{(p) => <JobPage id={p.id} />}</Route>
+                <Route path="/usage">{() => <UsageView />}</Route>
+                <Route>{() => <Redirect to="/jobs" />}</Route>
+              </>
+            ) : (
+              <>
+                <Route path="/pools">{() => <PoolsView />}</Route>
+                <Route path="/pools/:name">{(p) => <PoolPage name={decodeURIComponent(p.name)} />}</Route>
+                <Route path="/tenants">{() => <TenantsView />}</Route>
+                <Route path="/nodes">{() => <NodesView />}</Route>
+                <Route>{() => <Redirect to="/pools" />}</Route>
+              </>
+            )}
+          </Switch>
+        </AppShell.Main>
+      </AppShell>
+    </ApiContext.Provider>
+  );
+}
+
+export function App() {
+  const [session, setSession] = useState(loadSession);
+  return (
+    <Router base="/ui">
+      {session ? (
+        <Shell
+          session={session}
+          onLogout={() => {
+            logout();
+            setSession(null);
+          }}
+        />
+      ) : (
+        <LoginView onLogin={setSession} />
+      )}
+    </Router>
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * Who is logged in. A tenant key is exchanged for a short-lived token (POST /v1/auth/token), as the
+ * CLI does, and renewed from the key shortly before it expires; the admin key is sent as it is.
+ * Both live in sessionStorage: gone when the tab closes, never in a cookie (nothing is sent unless
+ * the page itself adds the header, so there is no cross-site request to forge).
+ */
+import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../../sdk/src/index.js';
+
+export type Role = 'tenant' | 'admin';
+
+export interface Session {
+  role: Role;
+  apiKey: string;
+  token?: string;
+  expiresAt?: string;
+}
+
+const STORAGE_KEY = 'timeshare.session';
+const RENEW_BEFORE_MS = 60_000;
+const baseUrl = window.location.origin;
+
+export function loadSession(): Session | null {
+  try {
+    const raw = sessionStorage.getItem(STORAGE_KEY);
+    return raw ? (JSON.parse(raw) as Session) : null;
+  } catch {
+    return null;
+  }
+}
+
+function saveSession(s: Session | null): void {
+  if (s) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(s));
+  else sessionStorage.removeItem(STORAGE_KEY);
+}
+
+export const logout = () => saveSession(null);
+
+/**
+ * Tenant and node keys carry a role prefix (api/auth/api-keys.ts) and are exchanged for a token;
+ * anything else can only be the admin key, which is checked on an admin route. Throws a
+ * TimeshareError for a key the API refuses.
+ */
+export async function login(apiKey: string): Promise<Session> {
+  if (!/^ts[kn]_/.test(apiKey)) {
+    const asAdmin = createTimeshareClient({ baseUrl, token: apiKey });
+    const probe = await asAdmin.GET('/v1/pools', { params: { query: { limit: 1 } } });
+    if (!probe.response.ok) throw TimeshareError.from(probe.response.status, probe.error);
+    const s: Session = { role: 'admin', apiKey };
+    saveSession(s);
+    return s;
+  }
+  const anonymous = createTimeshareClient({ baseUrl });
+  const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey } }));
+  if (t.role !== 'tenant') throw new TimeshareError(403, 'forbidden', 'a node key cannot use the dashboard');
+  const s: Session = { role: 'tenant', apiKey, token: t.token, expiresAt: t.expiresAt };
+  saveSession(s);
+  return s;
+}
+
+/** The SDK client for a session; a tenant's token is renewed before every request that needs it. */
+export function clientFor(session: Session): TimeshareClient {
+  if (session.role === 'admin') return createTimeshareClient({ baseUrl, token: session.apiKey });
+  const held = session;
+  const token = async () => {
+    if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now())
+      return held.token;
+    const anonymous = createTimeshareClient({ baseUrl });
+    const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey: held.apiKey } }));
+    Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
+    saveSession(held);
+    return t.token;
+  };
+  return createTimeshareClient({ baseUrl, token });
+}

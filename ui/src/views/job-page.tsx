@@ -1,0 +1,146 @@
+/**
+ * One job: its status as it changes (the event stream), where it waits if queued, its curves
+ * (reward, held-out accuracy, KL, loss from the metrics API), its events and its checkpoints.
+ */
+import { useEffect, useMemo } from 'react';
+import { Alert, Anchor, Button, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Link } from 'wouter';
+import { unwrap, type MetricPoint } from '../../../sdk/src/index.js';
+import { useApi } from '../api-context.js';
+import { statusOf, useJobEvents } from '../job-stream.js';
+import { usePoll } from '../use-poll.js';
+import { ago, finalStatuses, time, waitReasonText } from '../format.js';
+import { MetricChart } from '../components/metric-chart.js';
+import { StatusBadge } from '../components/status-badge.js';
+import { CheckpointsTable } from './checkpoints.js';
+
+const CURVES = [
+  { name: 'reward_mean', color: '#1c7ed6' },
+  { name: 'eval_accuracy', color: '#2f9e44' },
+  { name: 'kl', color: '#e8590c' },
+  { name: 'loss', color: '#ae3ec9' },
+];
+
+function curves(points: MetricPoint[]) {
+  const byName = new Map<string, { steps: number[]; values: number[] }>();
+  for (const p of points) {
+    const c = byName.get(p.name) ?? { steps: [], values: [] };
+    c.steps.push(p.step);
+    c.values.push(p.value);
+    byName.set(p.name, c);
+  }
+  return byName;
+}
+
+export function JobPage({ id }: { id: string }) {
+  const { client } = useApi();
+  const events = useJobEvents(client, id);
+  const liveStatus = [...events]
+    .reverse()
+    .map(statusOf)
+    .find((s) => s !== undefined);
+  const done = liveStatus !== undefined && finalStatuses.has(liveStatus);
+  const job = usePoll(() => unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } })), 5000, [
+    client,
+    id,
+  ]);
+  const metrics = usePoll(
+    () => unwrap(client.GET('/v1/jobs/{id}/metrics', { params: { path: { id }, query: { limit: 10_000 } } })),
+    done ? 0 : 3000,
+    [client, id, done],
+  );
+  const checkpoints = usePoll(
+    () => unwrap(client.GET('/v1/jobs/{id}/checkpoints', { params: { path: { id } } })),
+    done ? 0 : 5000,
+    [client, id, done],
+  );
+  // A status change reloads the job at once (queue position, start and finish times, error).
+  const reloadJob = job.reload;
+  useEffect(() => {
+    if (liveStatus) reloadJob();
+  }, [liveStatus, reloadJob]);
+  // A new checkpoint shows at once rather than at the next poll.
+  const written = events.filter((e) => e.type === 'job.checkpoint').length;
+  const reloadCheckpoints = checkpoints.reload;
+  useEffect(() => {
+    if (written) reloadCheckpoints();
+  }, [written, reloadCheckpoints]);
+  const byName = useMemo(() => curves(metrics.data?.data ?? []), [metrics.data]);
+
+  if (job.error && !job.data) return <Alert color="red">{job.error.message}</Alert>;
+  const j = job.data;
+  if (!j) return <Text>Loading…</Text>;
+  const status = liveStatus ?? j.status;
+  const cancel = async () => {
+    await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } })).catch(() => undefined);
+    job.reload();
+  };
+
+  return (
+    <Stack>
+      <Anchor component={Link} href="/jobs" size="sm">
+        ← Jobs
+      </Anchor>
+      <Group justify="space-between">
+        <Group>
+          <Title order={3}>{j.name}</Title>
+          <StatusBadge status={status} />
+        </Group>
+        {!finalStatuses.has(status) && (
+          <Button color="red" variant="light" onClick={cancel}>
+            Cancel
+          </Button>
+        )}
+      </Group>
+      <Text size="sm" c="dimmed">
+        {j.id} · pool {j.pool} · priority {j.priority} · attempt {j.attempts}/{j.maxAttempts} · created{' '}
+        {ago(j.createdAt)} · started {time(j.startedAt)} · finished {time(j.finishedAt)} ·{' '}
+        {j.deviceSeconds.toFixed(0)} device-seconds
+      </Text>
+      {status === 'queued' && (
+        <Alert color="gray" data-testid="queue-info">
+          Position {j.queuePosition ?? '?'} in the queue; estimated start{' '}
+          {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
+          {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
+        </Alert>
+      )}
+      {j.error && <Alert color="red">{j.error}</Alert>}
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        {CURVES.map((c) => {
+          const d = byName.get(c.name) ?? { steps: [], values: [] };
+          return (
+            <MetricChart key={c.name} title={c.name} steps={d.steps} values={d.values} color={c.color} />
+          );
+        })}
+      </SimpleGrid>
+      <Card withBorder>
+        <Title order={5} mb="xs">
+          Checkpoints
+        </Title>
+        <CheckpointsTable jobName={j.name} checkpoints={checkpoints.data?.data ?? []} />
+      </Card>
+      <Card withBorder>
+        <Title order={5} mb="xs">
+          Events
+        </Title>
+        <Table.ScrollContainer minWidth={480} mah={360}>
+          <Table data-testid="events-table">
+            <Table.Tbody>
+              {[...events].reverse().map((e) => (
+                <Table.Tr key={e.id}>
+                  <Table.Td>{time(e.createdAt)}</Table.Td>
+                  <Table.Td>{e.type}</Table.Td>
+                  <Table.Td>
+                    <Text size="xs" ff="monospace" style={{ wordBreak: 'break-all' }}>
+                      {JSON.stringify(e.data)}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </Card>
+    </Stack>
+  );
+}
