@@ -4,13 +4,30 @@
  *   1. take back the devices of jobs whose preemption grace ran out;
  *   2. per pool (pools never wait on each other): snapshot the pool's devices and shares, nominate
  *      each queued job's plan, admit in tournament order (placing, time-sharing or preempting),
- *      and requeue the rest with their reason, position and estimated start (pool-round.ts).
+ *      and requeue the rest with their reason, position and estimated start (pool-round.ts);
+ *   3. re-plan running jobs whose profiles now favour another plan (planner/replan.ts): a move is
+ *      a preemption of the job itself, taken only in a pool where nothing waits.
  */
 import { schedulePool, type PoolInput } from './pool-round.js';
 import type { Decisions, Policy, Snapshot } from './types.js';
+import { considerReplan } from '../planner/replan.js';
+
+function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: number, out: Decisions): void {
+  const waiting = new Set(out.queue.map((q) => q.pool));
+  const touched = new Set([...out.preempt.map((p) => p.jobId), ...out.takeBack.map((t) => t.jobId)]);
+  for (const pool of pools.values())
+    for (const job of pool.running) {
+      if (!job.replan || touched.has(job.id)) continue;
+      const d = considerReplan(job, job.replan, policy, now, waiting.has(pool.pool));
+      if (!d) continue;
+      out.replan.push(d);
+      if (d.kind === 'move')
+        out.preempt.push({ jobId: job.id, tenantId: job.tenantId, reason: 'replan', forJobId: job.id });
+    }
+}
 
 export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decisions {
-  const out: Decisions = { place: [], preempt: [], takeBack: [], queue: [], shares: [] };
+  const out: Decisions = { place: [], preempt: [], takeBack: [], queue: [], shares: [], replan: [] };
   const tenants = new Map(snapshot.tenants.map((t) => [t.id, t]));
   const activeDevices = new Map(snapshot.tenants.map((t) => [t.id, t.activeDevices]));
 
@@ -33,5 +50,6 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   for (const q of snapshot.queued) poolOf(q.pool).queued.push(q);
   for (const name of [...pools.keys()].sort())
     schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);
+  if (policy.replanning) replanRunning(pools, policy, now, out);
   return out;
 }

@@ -8,6 +8,7 @@ import type { PlacementMode, StageDevices } from '../../common/node-protocol/ind
 
 import type { WaitReason } from '../../common/job-status.js';
 import type { StageSample } from '../planner/cost-model.js';
+import type { ReplanDecision, ReplanInput } from '../planner/replan.js';
 
 export type { WaitReason };
 export type RequestedMode = 'auto' | 'temporal' | 'spatial' | 'hybrid';
@@ -102,6 +103,8 @@ export interface RunningJob {
   /** Steps done so far (from its metrics or checkpoints) and steps in all. */
   stepsDone: number;
   steps: number;
+  /** What re-planning needs (its spec's workload, profile, last decision); absent: not re-planned. */
+  replan?: ReplanInput;
 }
 
 export interface QueuedJob {
@@ -177,6 +180,10 @@ export interface Policy {
   usageHistoryWeight: number;
   /** Crash-looping jobs wait this × 2^(attempts−1) seconds before the next attempt (capped at 5 min). */
   crashBackoffSeconds: number;
+  /** Running `auto` jobs are re-planned from their profiles and moved when the gain beats the cost. */
+  replanning: boolean;
+  /** Seconds a moved job takes to be placed again and start (part of a move's cost). */
+  restartSeconds: number;
 }
 
 export interface PlaceDecision {
@@ -197,8 +204,8 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound. */
-  reason: 'priority' | 'reclaim' | 'aging';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan. */
+  reason: 'priority' | 'reclaim' | 'aging' | 'replan';
   /** The queued job the devices are freed for. */
   forJobId: string;
 }
@@ -232,4 +239,6 @@ export interface Decisions {
   takeBack: { jobId: string; tenantId: string }[];
   queue: QueueEntryView[];
   shares: TenantShareView[];
+  /** Re-planning decisions about running jobs: moves (also in `preempt`), declines, measured gains. */
+  replan: ReplanDecision[];
 }

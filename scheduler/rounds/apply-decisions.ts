@@ -6,6 +6,7 @@
  * Placements are guarded by the row still being queued under the same queue_seq, so a job
  * cancelled or changed since the snapshot is simply not placed.
  */
+import { replanEventTypes } from '../planner/replan.js';
 import type pg from 'pg';
 import type { Decisions } from '../core/types.js';
 import { LEASE_NAME } from './leader.js';
@@ -104,6 +105,18 @@ WITH v AS (
 )
 SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
 
+/** Re-planning decisions as job events (the move itself goes through NOTICE as a `replan` preemption). */
+const REPLAN = `
+WITH v AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, type text, data jsonb)
+), e AS (
+  INSERT INTO job_events (job_id, type, data)
+  SELECT v.id, v.type, v.data || jsonb_build_object('epoch', $2::bigint)
+    FROM v JOIN jobs j ON j.id = v.id WHERE j.status IN ('placed', 'running')
+  RETURNING id, job_id
+)
+SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
+
 export interface UsageWrite {
   tenantId: string;
   pool: string;
@@ -173,6 +186,15 @@ export async function applyDecisions(
       const r = await client.query(NOTICE, [JSON.stringify(rows), lease.epoch, extra.graceSeconds]);
       collect(out, r.rows, nodeOf);
       out.noticed = r.rows.map((row) => row.job_id as string);
+    }
+    if (d.replan.length) {
+      const rows = d.replan.map(({ jobId, tenantId: _t, kind, ...data }) => ({
+        id: jobId,
+        type: replanEventTypes[kind],
+        data,
+      }));
+      const r = await client.query(REPLAN, [JSON.stringify(rows), lease.epoch]);
+      collect(out, r.rows, nodeOf);
     }
     if (extra.reasons.length) {
       await client.query(

@@ -16,6 +16,7 @@ import type {
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
 import type { StageSample } from '../planner/cost-model.js';
+import { replanEventTypes, type ReplanInput, type ReplanKind } from '../planner/replan.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -131,7 +132,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows, stageRows] = await Promise.all([
+  const [progress, checkpointed, profileRows, stageRows, replanRows, sinceRows] = await Promise.all([
     runningIds.length
       ? pool.query(
           `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -167,7 +168,40 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           [profiled],
         )
       : { rows: [] },
+    // Re-planning: each running job's latest decision, and its steps since the current placement.
+    runningIds.length
+      ? pool.query(
+          `SELECT DISTINCT ON (job_id) job_id, type, data,
+                  (extract(epoch from created_at) * 1000)::float8 AS at
+             FROM job_events
+            WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
+            ORDER BY job_id, id DESC`,
+          [runningIds, Object.values(replanEventTypes)],
+        )
+      : { rows: [] },
+    runningIds.length
+      ? pool.query(
+          `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps,
+                  extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span
+             FROM stage_profiles sp JOIN jobs j ON j.id = sp.job_id
+            WHERE sp.job_id = ANY($1::uuid[]) AND sp.step IS NOT NULL AND sp.created_at >= j.placed_at
+            GROUP BY sp.job_id`,
+          [runningIds],
+        )
+      : { rows: [] },
   ]);
+  const kindOf = Object.fromEntries(Object.entries(replanEventTypes).map(([k, t]) => [t, k as ReplanKind]));
+  const lastReplan = new Map<string, NonNullable<ReplanInput['last']>>();
+  for (const r of replanRows.rows)
+    lastReplan.set(r.job_id, {
+      kind: kindOf[r.type]!,
+      at: Number(r.at),
+      predictedStepSeconds: Number(r.data?.predictedStepSeconds ?? 0),
+      beforeStepSeconds: Number(r.data?.beforeStepSeconds ?? 0),
+    });
+  const sincePlaced = new Map<string, NonNullable<ReplanInput['sincePlaced']>>();
+  for (const r of sinceRows.rows)
+    if (r.steps >= 2) sincePlaced.set(r.job_id, { steps: r.steps, stepSeconds: r.span / (r.steps - 1) });
   const stageSamples = new Map<string, StageSample[]>();
   for (const r of stageRows.rows) {
     const list = stageSamples.get(r.job_id) ?? [];
@@ -201,6 +235,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     const wf = (r.wf ?? {}) as WorkflowJson;
     const res = (r.res ?? {}) as ResourcesJson;
     const devices = ((r.placement?.devices as number[] | undefined) ?? []).slice();
+    const profile = profiles.get(r.id) ?? null;
     return {
       id: r.id,
       tenantId: r.tenant_id,
@@ -219,12 +254,18 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         devices: Math.max(1, devices.length),
         maxDevices: Math.max(1, devices.length),
         memoryPerDeviceBytes: res.memoryPerDeviceMiB ? res.memoryPerDeviceMiB * 2 ** 20 : null,
-        profile: profiles.get(r.id) ?? null,
+        profile,
       }),
       placedAt: new Date(r.placed_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,
+      replan: {
+        workload: workloadOf(wf),
+        profile,
+        last: lastReplan.get(r.id) ?? null,
+        sincePlaced: sincePlaced.get(r.id) ?? null,
+      },
     };
   });
 

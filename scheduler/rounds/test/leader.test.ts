@@ -72,6 +72,7 @@ const placing = (j: { id: string; tenantId: string; nodeId: string }): Decisions
   takeBack: [],
   queue: [],
   shares: [],
+  replan: [],
 });
 const noExtra = { reasons: [], usage: [], graceSeconds: 30 };
 

@@ -1,0 +1,150 @@
+/**
+ * Re-planning a running job (OrchestrRL's proactive loop): as its profiles arrive, the plan the
+ * model now predicts fastest on the job's devices may differ from the one it runs. The job is moved
+ * (checkpoint, release, placed again with the new plan) only when the predicted gain over its
+ * remaining steps beats the cost of the move; either way the decision is recorded, once per shift
+ * of the prediction, and after a move the measured gain is recorded once the job has run enough
+ * steps in its new placement to say.
+ */
+import type { JobPlan, Policy, ProfileSummary, RunningJob, Workload } from '../core/types.js';
+import { planJob } from './plan-job.js';
+
+/** What the round needs to re-plan a running job (production fills it; the simulator does not). */
+export interface ReplanInput {
+  workload: Workload;
+  profile: ProfileSummary | null;
+  /** The job's latest re-planning event, if any. */
+  last: { kind: ReplanKind; at: number; predictedStepSeconds: number; beforeStepSeconds: number } | null;
+  /** Steps and mean wall seconds per step since the current placement (null before two steps). */
+  sincePlaced: { steps: number; stepSeconds: number } | null;
+}
+
+export type ReplanKind = 'move' | 'decline' | 'measured';
+
+/** The job event each decision is recorded as. */
+export const replanEventTypes: Record<ReplanKind, string> = {
+  move: 'job.replanned',
+  decline: 'job.replan_declined',
+  measured: 'job.replan_measured',
+};
+
+export interface PlanShape {
+  mode: JobPlan['mode'];
+  generateDevices: number;
+  trainDevices: number;
+  microBatches: number;
+  predictedStepSeconds: number;
+}
+
+export interface ReplanDecision {
+  jobId: string;
+  tenantId: string;
+  kind: ReplanKind;
+  /** The prediction the decision was taken on (what a later shift is measured against). */
+  predictedStepSeconds: number;
+  /** The step time the job had before (current plan, measured where it has profiles). */
+  beforeStepSeconds: number;
+  from: PlanShape;
+  to: PlanShape;
+  remainingSteps: number;
+  predictedGainSeconds: number;
+  moveCostSeconds: number;
+  /** `measured` only: the step time in the new placement and the gain it gives over the remaining steps. */
+  measuredStepSeconds?: number;
+  measuredGainSeconds?: number;
+}
+
+/** Profiled steps before a plan is trusted enough to move a job for. */
+const MIN_SAMPLES = 5;
+/** A new decision only once the prediction has moved this much since the last one. */
+const SHIFT = 0.2;
+/** Host copy of a checkpoint's bytes, when nothing measured says otherwise. */
+const CHECKPOINT_BYTES_PER_SECOND = 1e9;
+
+const shapeOf = (p: JobPlan): PlanShape => ({
+  mode: p.mode,
+  generateDevices: p.generateDevices,
+  trainDevices: p.trainDevices,
+  microBatches: p.microBatches,
+  predictedStepSeconds: p.predictedStepSeconds,
+});
+
+const sameShape = (a: PlanShape, b: PlanShape) =>
+  a.mode === b.mode &&
+  a.generateDevices === b.generateDevices &&
+  a.trainDevices === b.trainDevices &&
+  a.microBatches === b.microBatches;
+
+/**
+ * The decision for one running job this round, or null (nothing to decide). `poolWaiting`: jobs
+ * wait in its pool, so a job that gave its devices back might not get them again; moves wait.
+ */
+export function considerReplan(
+  job: RunningJob,
+  input: ReplanInput,
+  policy: Policy,
+  now: number,
+  poolWaiting: boolean,
+): ReplanDecision | null {
+  if (job.preemptRequestedAt !== null || input.workload.mode !== 'auto') return null;
+  const remainingSteps = Math.max(0, job.steps - job.stepsDone);
+  const last = input.last;
+  const base = { jobId: job.id, tenantId: job.tenantId, remainingSteps };
+
+  // After a move: the gain as measured, once the new placement has run enough steps.
+  if (last?.kind === 'move') {
+    const since = input.sincePlaced;
+    if (job.placedAt <= last.at || !since || since.steps < MIN_SAMPLES) return null;
+    const shape = shapeOf(job.plan);
+    return {
+      ...base,
+      kind: 'measured',
+      predictedStepSeconds: last.predictedStepSeconds,
+      beforeStepSeconds: last.beforeStepSeconds,
+      from: shape,
+      to: shape,
+      predictedGainSeconds: (last.beforeStepSeconds - last.predictedStepSeconds) * remainingSteps,
+      moveCostSeconds: 0,
+      measuredStepSeconds: since.stepSeconds,
+      measuredGainSeconds: (last.beforeStepSeconds - since.stepSeconds) * remainingSteps,
+    };
+  }
+  if (!input.profile || input.profile.samples < MIN_SAMPLES) return null;
+  if (now - job.placedAt < policy.minRunSeconds * 1000) return null;
+
+  const best = planJob({
+    workload: input.workload,
+    devices: job.devices.length,
+    maxDevices: job.devices.length,
+    memoryPerDeviceBytes: null,
+    profile: input.profile,
+  });
+  const from = shapeOf(job.plan);
+  const to = shapeOf(best);
+  if (sameShape(from, to)) return null;
+  if (last && Math.abs(to.predictedStepSeconds / last.predictedStepSeconds - 1) < SHIFT) return null;
+
+  const before = job.plan.stepSeconds;
+  const after = best.stepSeconds;
+  const predictedGainSeconds = (before - after) * remainingSteps;
+  if (predictedGainSeconds <= 0) return null;
+  // The move: the step in flight is lost (half of one on average), the state is checkpointed and
+  // offloaded, the job waits for a round and starts again, and onloads on its new devices.
+  const moveCostSeconds =
+    before / 2 +
+    job.plan.hostBytes / CHECKPOINT_BYTES_PER_SECOND +
+    job.plan.switchSeconds +
+    policy.restartSeconds;
+  const pays = predictedGainSeconds > moveCostSeconds;
+  if (pays && poolWaiting) return null;
+  return {
+    ...base,
+    kind: pays ? 'move' : 'decline',
+    predictedStepSeconds: to.predictedStepSeconds,
+    beforeStepSeconds: before,
+    from,
+    to,
+    predictedGainSeconds,
+    moveCostSeconds,
+  };
+}

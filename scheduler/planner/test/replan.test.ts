@@ -1,0 +1,127 @@
+/**
+ * Re-planning in the round (schedule(), pure): a running `auto` job whose profile now favours
+ * another plan is moved only when the predicted gain over its remaining steps beats the move's
+ * cost, and only where nothing waits; each decision is recorded once per shift of the prediction;
+ * after a move the measured gain is recorded once the new placement has run 5 steps.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { defaultPolicy } from '../../core/policy.js';
+import { schedule } from '../../core/schedule.js';
+import { T0, node, plan, queued, running, snapshot, tenant, workload } from '../../core/test/builders.js';
+import type { ProfileSummary, RunningJob } from '../../core/types.js';
+import { planJob } from '../plan-job.js';
+import type { ReplanInput } from '../replan.js';
+
+const w = workload({ mode: 'auto', microBatches: 1, maxWeightLag: 1 });
+/** Five profiled temporal steps on 2 devices: generation 50 ms, training 400 ms. */
+const profile: ProfileSummary = {
+  stepSeconds: 0.47,
+  busySeconds: 0.456,
+  switchSeconds: 0.006,
+  peakBytes: 1e7,
+  samples: 6,
+  stages: [
+    { stage: 'generate', batch: 512, devices: 2, computeSeconds: 0.05, switchSeconds: 0, count: 6 },
+    { stage: 'train', batch: 512, devices: 2, computeSeconds: 0.4, switchSeconds: 0.006, count: 6 },
+  ],
+};
+const best = planJob({ workload: w, devices: 2, maxDevices: 2, memoryPerDeviceBytes: null, profile });
+
+function job(over: Partial<RunningJob> = {}, replan: Partial<ReplanInput> = {}): RunningJob {
+  return running('r', 'a', 'n1', [0, 1], {
+    // It runs a plan of another shape that is slower than the best by `slowdown`.
+    plan: plan({
+      devicesMin: 2,
+      mode: best.mode === 'temporal' ? 'spatial' : 'temporal',
+      generateDevices: 1,
+      trainDevices: 1,
+      stepSeconds: best.stepSeconds * 3,
+      predictedStepSeconds: best.predictedStepSeconds * 3,
+      switchSeconds: 0.006,
+      hostBytes: 6.4e6,
+    }),
+    stepsDone: 10,
+    steps: 1000,
+    replan: { workload: w, profile, last: null, sincePlaced: null, ...replan },
+    ...over,
+  });
+}
+
+const round = (r: RunningJob, queue = false) =>
+  schedule(
+    snapshot({
+      nodes: [node('n1', 2)],
+      tenants: [tenant('a')],
+      running: [r],
+      queued: queue ? [queued('q', 'a', { devices: 3, maxDevices: 3 })] : [],
+    }),
+    defaultPolicy,
+    T0,
+  );
+
+describe('re-planning', () => {
+  it('moves a job when the gain over its remaining steps beats the move', () => {
+    const d = round(job());
+    assert.equal(d.replan.length, 1);
+    const r = d.replan[0]!;
+    assert.equal(r.kind, 'move');
+    assert.ok(r.predictedGainSeconds > r.moveCostSeconds);
+    assert.equal(r.to.mode, best.mode);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason]),
+      [['r', 'replan']],
+    );
+  });
+
+  it('declines, and records it, when the job is too close to its end for the move to pay', () => {
+    const d = round(job({ stepsDone: 999 }));
+    assert.equal(d.replan[0]?.kind, 'decline');
+    assert.ok(d.replan[0]!.predictedGainSeconds <= d.replan[0]!.moveCostSeconds);
+    assert.equal(d.preempt.length, 0);
+  });
+
+  it('does not move a job while others wait in its pool', () => {
+    const d = round(job(), true);
+    assert.equal(d.replan.length, 0);
+    assert.ok(!d.preempt.some((p) => p.reason === 'replan'));
+  });
+
+  it('decides once per shift of the prediction, and never for an explicit mode or a young placement', () => {
+    const last = {
+      kind: 'decline' as const,
+      at: T0 - 1000,
+      predictedStepSeconds: best.predictedStepSeconds,
+      beforeStepSeconds: 1,
+    };
+    assert.equal(round(job({}, { last })).replan.length, 0);
+    const shifted = { ...last, predictedStepSeconds: best.predictedStepSeconds * 2 };
+    assert.equal(round(job({}, { last: shifted })).replan.length, 1);
+    assert.equal(round(job({}, { workload: { ...w, mode: 'temporal' } })).replan.length, 0);
+    assert.equal(round(job({ placedAt: T0 - 10_000 })).replan.length, 0, 'within its minimum run time');
+    assert.equal(
+      round(job({}, { profile: { ...profile, samples: 3 } })).replan.length,
+      0,
+      'too few profiled steps',
+    );
+  });
+
+  it('records the measured gain once the moved job has run 5 steps in its new placement', () => {
+    const last = {
+      kind: 'move' as const,
+      at: T0 - 120_000,
+      predictedStepSeconds: 0.5,
+      beforeStepSeconds: 1.5,
+    };
+    const placedAt = T0 - 60_000;
+    assert.equal(
+      round(job({ placedAt }, { last, sincePlaced: { steps: 4, stepSeconds: 0.6 } })).replan.length,
+      0,
+    );
+    const d = round(job({ placedAt }, { last, sincePlaced: { steps: 5, stepSeconds: 0.6 } }));
+    assert.equal(d.replan[0]?.kind, 'measured');
+    assert.equal(d.replan[0]!.measuredStepSeconds, 0.6);
+    assert.ok(Math.abs(d.replan[0]!.measuredGainSeconds! - 0.9 * 990) < 1e-6);
+    assert.equal(d.preempt.length, 0);
+  });
+});

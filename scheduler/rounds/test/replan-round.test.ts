@@ -1,0 +1,127 @@
+// Re-planning through a real round against PostgreSQL: the snapshot reads a running job's stage
+// profiles and its last re-planning event, schedule() decides, and the decision is written in the
+// round's transaction — a move as a `replan` preemption notice plus a `job.replanned` event, a
+// decline as `job.replan_declined` — and the next round does not decide again.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
+import { defaultPolicy } from '../../core/policy.js';
+import { schedule } from '../../core/schedule.js';
+import { applyDecisions } from '../apply-decisions.js';
+import { acquireLease } from '../leader.js';
+import { readSnapshot } from '../read-snapshot.js';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+
+before(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 4 });
+});
+after(async () => {
+  await pool.end();
+  await db.drop();
+});
+
+/** A job running spatially on its own 2-device node, with 6 profiled temporal-shaped steps and `done` steps done. */
+async function runningJob(done: number): Promise<string> {
+  const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
+  await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
+  const p = await pool.query(
+    `INSERT INTO pools (name, device_type) VALUES ('p-' || gen_random_uuid(), 'cpu') RETURNING id, name`,
+  );
+  const n = await pool.query(
+    `INSERT INTO nodes (name, pool_id) VALUES ('n-' || gen_random_uuid(), $1) RETURNING id`,
+    [p.rows[0].id],
+  );
+  const nodeId = n.rows[0].id as string;
+  await pool.query(
+    `INSERT INTO devices (node_id, index, kind, memory_bytes, free_memory_bytes) VALUES ($1, 0, 'cpu', 1e9, 1e9), ($1, 1, 'cpu', 1e9, 1e9)`,
+    [nodeId],
+  );
+  const spec = {
+    resources: { devices: 2 },
+    workflow: {
+      mode: 'auto',
+      steps: 1000,
+      promptsPerStep: 64,
+      groupSize: 8,
+      task: { name: 'addition', digits: 2 },
+    },
+  };
+  const placement = {
+    nodeId,
+    devices: [0, 1],
+    mode: 'spatial',
+    stages: { generate: [0], train: [1] },
+    microBatches: 4,
+    threadsPerDevice: 1,
+    memoryBytes: 1e8,
+  };
+  const j = await pool.query(
+    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at)
+     VALUES ($1, 'j', $2, 'running', $3, $4, $5, 2, now() - interval '10 minutes') RETURNING id`,
+    [t.rows[0].id, spec, p.rows[0].name, nodeId, placement],
+  );
+  const id = j.rows[0].id as string;
+  for (let step = 1; step <= 6; step++)
+    await pool.query(
+      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, onload_seconds, offload_seconds, created_at)
+       VALUES ($1, $2, 'generate', $3::int, 0.05, 512, 2, 0, 0, now() - interval '5 minutes' + $3::int * interval '0.5 s'),
+              ($1, $2, 'train', $3::int, 0.406, 512, 2, 0.003, 0.003, now() - interval '5 minutes' + $3::int * interval '0.5 s')`,
+      [id, nodeId, step],
+    );
+  if (done > 0)
+    await pool.query(`INSERT INTO metrics (job_id, step, name, value) VALUES ($1, $2, 'loss', 0)`, [
+      id,
+      done,
+    ]);
+  return id;
+}
+
+async function round() {
+  const { epoch } = (await acquireLease(pool, 'test-leader', 30_000))!;
+  const read = await readSnapshot(pool, 60_000);
+  const d = schedule(read.snapshot, defaultPolicy, read.now);
+  await applyDecisions(pool, { holder: 'test-leader', epoch }, d, {
+    reasons: [],
+    usage: [],
+    graceSeconds: 30,
+  });
+  return d;
+}
+
+const events = async (id: string) =>
+  (await pool.query(`SELECT type, data FROM job_events WHERE job_id = $1 ORDER BY id`, [id])).rows as {
+    type: string;
+    data: Record<string, unknown>;
+  }[];
+
+it('moves a job whose profile favours another plan, declines one too close to its end, and decides each once', async () => {
+  const moved = await runningJob(0);
+  const declined = await runningJob(998);
+  const first = await round();
+  assert.deepEqual(
+    first.replan.map((r) => [r.jobId, r.kind]).sort(),
+    [
+      [moved, 'move'],
+      [declined, 'decline'],
+    ].sort(),
+  );
+  const m = await events(moved);
+  const replanned = m.find((e) => e.type === 'job.replanned')!;
+  assert.ok(replanned, 'the move is recorded');
+  assert.equal((replanned.data.from as { mode: string }).mode, 'spatial');
+  assert.equal((replanned.data.to as { mode: string }).mode, 'temporal');
+  assert.ok((replanned.data.predictedGainSeconds as number) > (replanned.data.moveCostSeconds as number));
+  assert.equal(m.find((e) => e.type === 'job.preempting')?.data.reason, 'replan');
+  const row = await pool.query(`SELECT preempt_reason FROM jobs WHERE id = $1`, [moved]);
+  assert.equal(row.rows[0].preempt_reason, 'replan');
+  const dec = (await events(declined)).find((e) => e.type === 'job.replan_declined')!;
+  assert.ok((dec.data.predictedGainSeconds as number) <= (dec.data.moveCostSeconds as number));
+
+  const second = await round();
+  assert.equal(second.replan.length, 0, 'no decision repeated while nothing shifted');
+  assert.equal((await events(declined)).filter((e) => e.type.startsWith('job.replan')).length, 1);
+});
