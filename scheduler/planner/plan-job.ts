@@ -167,7 +167,41 @@ function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number 
   return (plan.generate.length * gen + plan.train.length * train) / Math.max(1, plan.devices);
 }
 
+/**
+ * Plans by their inputs. A round plans every queued job again (10,000 of them in bench:scheduler)
+ * and most have the same few shapes and no profile, or a profile that does not change while they
+ * wait; the search is tens of µs, the key one. Cleared when it grows past a bound.
+ */
+const planCache = new Map<string, JobPlan>();
+const PLAN_CACHE_MAX = 50_000;
+
+function cacheKey(input: PlanInput): string {
+  const w = input.workload;
+  const p = input.profile;
+  const profileKey = p
+    ? `${p.stepSeconds}|${p.busySeconds}|${p.switchSeconds}|${p.peakBytes}|${p.samples}|` +
+      (p.stages ?? [])
+        .map((s) => `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count}`)
+        .join(';')
+    : '';
+  return (
+    `${w.mode}|${w.parameters}|${w.steps}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
+    `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
+    `${input.threadsPerDevice}|${profileKey}`
+  );
+}
+
 export function planJob(input: PlanInput): JobPlan {
+  const key = cacheKey(input);
+  const cached = planCache.get(key);
+  if (cached) return { ...cached };
+  const plan = computePlan(input);
+  if (planCache.size >= PLAN_CACHE_MAX) planCache.clear();
+  planCache.set(key, plan);
+  return { ...plan };
+}
+
+function computePlan(input: PlanInput): JobPlan {
   const w = input.workload;
   const model = costModelOf(input);
   const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode);
