@@ -172,7 +172,7 @@ function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number 
  * and most have the same few shapes and no profile, or a profile that does not change while they
  * wait; the search is tens of µs, the key one. Cleared when it grows past a bound.
  */
-const planCache = new Map<string, JobPlan>();
+const planCache = new Map<string, Readonly<JobPlan>>();
 const PLAN_CACHE_MAX = 50_000;
 
 function cacheKey(input: PlanInput): string {
@@ -185,7 +185,7 @@ function cacheKey(input: PlanInput): string {
         .join(';')
     : '';
   return (
-    `${w.mode}|${w.parameters}|${w.steps}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
+    `${w.mode}|${w.parameters}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
     `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
     `${input.threadsPerDevice}|${profileKey}`
   );
@@ -194,11 +194,12 @@ function cacheKey(input: PlanInput): string {
 export function planJob(input: PlanInput): JobPlan {
   const key = cacheKey(input);
   const cached = planCache.get(key);
-  if (cached) return { ...cached };
-  const plan = computePlan(input);
+  if (cached) return cached;
+  // Frozen: one plan object serves every job of the same inputs, so no caller may change it.
+  const plan = Object.freeze(computePlan(input));
   if (planCache.size >= PLAN_CACHE_MAX) planCache.clear();
   planCache.set(key, plan);
-  return { ...plan };
+  return plan;
 }
 
 function computePlan(input: PlanInput): JobPlan {

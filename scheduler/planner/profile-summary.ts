@@ -1,5 +1,5 @@
 /**
- * A job's profile rows as the planner reads them: the per-step summary and the per-stage medians
+ * A job's profile rows as the planner reads them: the per-step summary and the per-stage figures
  * the cost model fits. The scheduler computes the same figures in SQL (rounds/read-snapshot.ts);
  * benchmarks and the simulator, which hold rows in memory, use this.
  */
@@ -24,6 +24,18 @@ const median = (xs: number[]) => {
 };
 
 export const MODELLED_STAGES = new Set(['generate', 'train']);
+/** Calls slower than this many times the median (a first step's cold caches, a checkpoint) are not the stage's cost. */
+export const OUTLIER_FACTOR = 3;
+
+/**
+ * The mean of the values within OUTLIER_FACTOR × their median: a job's mean step is what it will
+ * take, periodic evaluation included, but not a one-off stall.
+ */
+export function trimmedMean(xs: number[]): number {
+  const cut = OUTLIER_FACTOR * median(xs);
+  const kept = xs.filter((x) => x <= cut);
+  return kept.length ? kept.reduce((a, b) => a + b, 0) / kept.length : median(xs);
+}
 
 export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
   const groups = new Map<string, ProfileRow[]>();
@@ -38,8 +50,8 @@ export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
     stage: g[0]!.stage,
     batch: g[0]!.batch,
     devices: g[0]!.devices,
-    computeSeconds: median(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
-    switchSeconds: median(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
+    computeSeconds: trimmedMean(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
+    switchSeconds: trimmedMean(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
     count: g.length,
   }));
 }

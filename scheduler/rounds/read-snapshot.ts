@@ -17,6 +17,7 @@ import type {
 import { planJob } from '../planner/plan-job.js';
 import type { StageSample } from '../planner/cost-model.js';
 import { replanEventTypes, type ReplanInput, type ReplanKind } from '../planner/replan.js';
+import { OUTLIER_FACTOR } from '../planner/profile-summary.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -154,18 +155,29 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           [profiled],
         )
       : { rows: [] },
-    // The cost model's samples: medians per stage and shape, so evaluation steps do not skew a fit.
+    // The cost model's samples per stage and shape: means of the calls within 3× the median
+    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not.
     profiled.length
       ? pool.query(
-          `SELECT job_id, stage, batch, devices, count(*)::int AS n,
-                  percentile_cont(0.5) WITHIN GROUP
-                    (ORDER BY greatest(0, seconds - onload_seconds - offload_seconds))::float8 AS compute,
-                  percentile_cont(0.5) WITHIN GROUP (ORDER BY onload_seconds + offload_seconds)::float8 AS switching
-             FROM stage_profiles
-            WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
-              AND batch > 0 AND devices > 0
-            GROUP BY job_id, stage, batch, devices`,
-          [profiled],
+          `WITH p AS (
+             SELECT job_id, stage, batch, devices,
+                    greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
+                    onload_seconds + offload_seconds AS switching
+               FROM stage_profiles
+              WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
+                AND batch > 0 AND devices > 0
+           ), m AS (
+             SELECT job_id, stage, batch, devices,
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY switching) AS ms
+               FROM p GROUP BY job_id, stage, batch, devices
+           )
+           SELECT p.job_id, p.stage, p.batch, p.devices, count(*)::int AS n,
+                  coalesce(avg(p.compute) FILTER (WHERE p.compute <= $2 * m.mc), max(m.mc))::float8 AS compute,
+                  coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching
+             FROM p JOIN m USING (job_id, stage, batch, devices)
+            GROUP BY p.job_id, p.stage, p.batch, p.devices`,
+          [profiled, OUTLIER_FACTOR],
         )
       : { rows: [] },
     // Re-planning: each running job's latest decision, and its steps since the current placement.

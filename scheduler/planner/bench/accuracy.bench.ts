@@ -110,6 +110,7 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
   const result = await loop.run();
   await engine.close();
   await generator?.close();
+  locks.close();
   if (result.outcome !== 'succeeded') throw new Error(`bench job ended ${result.outcome}: ${result.error}`);
   // Step 1 pays the first sync and cold caches; steps 2..6 are the profile, 7.. the measurement.
   const profiled = rows.filter((r) => r.step !== null && r.step >= 2 && r.step <= 1 + PROFILED);
@@ -137,7 +138,7 @@ function explain(workflow: Parameters<typeof workloadOf>[0], profile: ProfileSum
   const model = costModelOf({ workload: w, profile });
   const lines = profile.stages!.map(
     (s) =>
-      `  measured ${s.stage.padEnd(8)} batch ${s.batch} on ${s.devices} device(s): ${(1000 * s.computeSeconds).toFixed(1)} ms compute, ${(1000 * s.switchSeconds).toFixed(1)} ms onload+offload (median of ${s.count})`,
+      `  measured ${s.stage.padEnd(8)} batch ${s.batch} on ${s.devices} device(s): ${(1000 * s.computeSeconds).toFixed(1)} ms compute, ${(1000 * s.switchSeconds).toFixed(1)} ms onload+offload (mean of ${s.count} within 3× their median)`,
   );
   for (const stage of ['generate', 'train']) {
     const c = model.stage(stage).coefficients;
@@ -157,8 +158,10 @@ console.log(
 console.log('preset  mode       plan                predicted s/step   measured s/step   error   within 20%');
 let worst = 0;
 const examples: string[] = [];
-for (const preset of ['tiny', 'small'] as const)
-  for (const mode of ['temporal', 'spatial', 'hybrid'] as const) {
+const PRESETS = (process.env.BENCH_PRESETS ?? 'tiny,small').split(',') as ('tiny' | 'small')[];
+const MODES = (process.env.BENCH_MODES ?? 'temporal,spatial,hybrid').split(',') as PlacementMode[];
+for (const preset of PRESETS)
+  for (const mode of MODES) {
     const r = await run(preset, mode, redis);
     const err = r.predicted / r.measured - 1;
     if (mode === 'temporal') examples.push(`${preset}, run temporal:`, ...r.explain);
