@@ -6,15 +6,12 @@
 // Steps/s counts steps 2..N from the `step_seconds` metric (publish to publish), so engine
 // creation, the first sync and the final evaluation stay out of it.
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint, StageProfileReport } from '../../common/jobs/reports.js';
-import { createEngine, type CreateEngineOptions } from '../../native/index.js';
-import { DeviceLockService } from '../../common/device-lock/index.js';
-import type { RunnerStart } from '../messages.js';
-import { StageLoop } from '../stage-loop.js';
+import { stageLoopHarness } from '../stage-loop-harness.js';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 12);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -61,56 +58,27 @@ async function runOnce(microBatches: number, redis: Redis): Promise<Run> {
       warmup: { maxSteps: 0 },
     },
   });
-  const nodeId = randomUUID();
-  const start: RunnerStart = {
-    t: 'start',
-    jobId: randomUUID(),
-    nodeId,
+  const metrics: MetricPoint[] = [];
+  const profiles: StageProfileReport[] = [];
+  const h = await stageLoopHarness({
     spec,
-    placement: {
-      nodeId,
-      devices: [0, 1],
-      ...stageDeviceMap('spatial', [0, 1]),
-      threadsPerDevice: THREADS,
-      memoryBytes: MEMORY,
-    },
-    priority: 0,
-    attempt: 1,
-    resume: null,
-    storage: { root: '/nonexistent' },
+    devices: [0, 1],
+    map: stageDeviceMap('spatial', [0, 1]),
+    threadsPerDevice: THREADS,
+    memoryBytes: MEMORY,
+    model: { preset: PRESET },
+    task: TASK,
+    redis,
     redisUrl: url,
     lockPrefix: `bench-pipeline-${randomBytes(4).toString('hex')}`,
     leaseMs: 5000,
-  };
-  const engineOptions = (seed: number): CreateEngineOptions => ({
-    device: { kind: 'cpu', threads: THREADS, memoryBytes: MEMORY },
-    model: { preset: PRESET },
-    task: TASK,
-    seed,
-  });
-  const engine = createEngine(engineOptions(1));
-  const generator = createEngine(engineOptions(2));
-  for (const e of [engine, generator]) await e.offload();
-  const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
-  const metrics: MetricPoint[] = [];
-  const profiles: StageProfileReport[] = [];
-  const loop = new StageLoop({
-    engine,
-    generator,
-    locks,
-    start,
-    // The bench measures the pipeline; the final checkpoint is not written anywhere.
-    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '', storageKey: '', meta: {} }),
     report: (r) => {
       metrics.push(...r.metrics);
       profiles.push(...r.profiles);
     },
-    checkpointed: () => undefined,
-    occupancy: () => undefined,
   });
-  const result = await loop.run();
-  await engine.close();
-  await generator.close();
+  const result = await h.loop.run();
+  await h.close();
   if (result.outcome !== 'succeeded') throw new Error(`bench job ended ${result.outcome}: ${result.error}`);
   const per = (name: string) => metrics.filter((m) => m.name === name && m.step >= 2).map((m) => m.value);
   const steps = per('step_seconds');

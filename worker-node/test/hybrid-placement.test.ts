@@ -5,16 +5,12 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { StageProfileReport } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { DeviceLockService } from '../../common/device-lock/index.js';
-import { createEngine, type CreateEngineOptions } from '../../native/index.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
-import type { RunnerStart } from '../messages.js';
-import { StageLoop } from '../stage-loop.js';
+import { stageLoopHarness } from '../stage-loop-harness.js';
 
 const prefix = testPrefix();
 const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
@@ -42,49 +38,31 @@ test('a hybrid placement generates on every device and trains on part of them, t
       warmup: { maxSteps: 0 },
     },
   });
-  const nodeId = randomUUID();
   const map = stageDeviceMap('hybrid', [0, 1], { generate: 2, train: 1 });
   assert.deepEqual(map.stages, { generate: [0, 1], train: [1] });
-  const start: RunnerStart = {
-    t: 'start',
-    jobId: randomUUID(),
-    nodeId,
+  const profiles: StageProfileReport[] = [];
+  const h = await stageLoopHarness({
     spec,
-    placement: { nodeId, devices: [0, 1], ...map, microBatches: 2, threadsPerDevice: 1, memoryBytes: MEMORY },
-    priority: 0,
-    attempt: 1,
-    resume: null,
-    storage: { root: '/nonexistent' },
+    devices: [0, 1],
+    map,
+    microBatches: 2,
+    memoryBytes: MEMORY,
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    redis,
     redisUrl: testRedisUrl(),
     lockPrefix: `${prefix}:lock`,
     leaseMs: 60_000,
-  };
-  const options = (threads: number, seed: number): CreateEngineOptions => ({
-    device: { kind: 'cpu', threads, memoryBytes: MEMORY },
-    model: { preset: 'micro' },
-    task: { name: 'addition', digits: 1 },
-    seed,
-  });
-  const engine = createEngine(options(1, 1));
-  const generator = createEngine(options(2, 2));
-  for (const e of [engine, generator]) await e.offload();
-  const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
-  const profiles: StageProfileReport[] = [];
-  const loop = new StageLoop({
-    engine,
-    generator,
-    locks,
-    start,
-    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
     report: (r) => void profiles.push(...r.profiles),
-    checkpointed: () => undefined,
-    occupancy: () => undefined,
   });
+  const { start, locks } = h;
+  const nodeId = start.nodeId;
+  let intervals;
   try {
-    assert.equal((await loop.run()).outcome, 'succeeded');
+    assert.equal((await h.loop.run()).outcome, 'succeeded');
+    intervals = (await locks.readTimeline({})).intervals;
   } finally {
-    await engine.close();
-    await generator.close();
+    await h.close();
   }
   const gen = profiles.filter((p) => p.stage === 'generate');
   const train = profiles.filter((p) => p.stage === 'train');
@@ -92,8 +70,6 @@ test('a hybrid placement generates on every device and trains on part of them, t
   assert.equal(train.length, STEPS * 2, 'one training hold per micro-batch');
   assert.ok(gen.every((p) => p.devices === 2) && train.every((p) => p.devices === 1));
 
-  const { intervals } = await locks.readTimeline({});
-  locks.close();
   const shared = intervals.filter((i) => i.device === `${nodeId}/1` && i.job === start.jobId);
   const onlyGen = intervals.filter((i) => i.device === `${nodeId}/0`);
   assert.ok(

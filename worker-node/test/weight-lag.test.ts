@@ -6,16 +6,12 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { DeviceLockService } from '../../common/device-lock/index.js';
-import { createEngine, type CreateEngineOptions } from '../../native/index.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
-import type { RunnerStart } from '../messages.js';
-import { StageLoop } from '../stage-loop.js';
+import { stageLoopHarness } from '../stage-loop-harness.js';
 import { stalenessOf } from '../staleness.js';
 
 const prefix = testPrefix();
@@ -45,57 +41,29 @@ async function run(maxWeightLag: number): Promise<Map<string, Map<number, number
       warmup: { maxSteps: 0 },
     },
   });
-  const nodeId = randomUUID();
-  const start: RunnerStart = {
-    t: 'start',
-    jobId: randomUUID(),
-    nodeId,
+  const metrics: MetricPoint[] = [];
+  const h = await stageLoopHarness({
     spec,
-    placement: {
-      nodeId,
-      devices: [0, 1],
-      ...stageDeviceMap('spatial', [0, 1]),
-      threadsPerDevice: 1,
-      memoryBytes: MEMORY,
-    },
-    priority: 0,
-    attempt: 1,
-    resume: null,
-    storage: { root: '/nonexistent' },
+    devices: [0, 1],
+    map: stageDeviceMap('spatial', [0, 1]),
+    memoryBytes: MEMORY,
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    redis,
     redisUrl: testRedisUrl(),
     lockPrefix: `${prefix}:lock`,
     leaseMs: 60_000,
-  };
-  const options = (seed: number): CreateEngineOptions => ({
-    device: { kind: 'cpu', threads: 1, memoryBytes: MEMORY },
-    model: { preset: 'micro' },
-    task: { name: 'addition', digits: 1 },
-    seed,
+    report: (r) => void metrics.push(...r.metrics),
   });
-  const engine = createEngine(options(1));
-  const generator = createEngine(options(2));
-  for (const e of [engine, generator]) await e.offload();
-  const train = engine.train.bind(engine);
-  engine.train = async (o) => {
+  const train = h.engine.train.bind(h.engine);
+  h.engine.train = async (o) => {
     await new Promise((r) => setTimeout(r, 60));
     return train(o);
   };
-  const metrics: MetricPoint[] = [];
-  const loop = new StageLoop({
-    engine,
-    generator,
-    locks: new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs }),
-    start,
-    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
-    report: (r) => void metrics.push(...r.metrics),
-    checkpointed: () => undefined,
-    occupancy: () => undefined,
-  });
   try {
-    assert.equal((await loop.run()).outcome, 'succeeded');
+    assert.equal((await h.loop.run()).outcome, 'succeeded');
   } finally {
-    await engine.close();
-    await generator.close();
+    await h.close();
   }
   const byName = new Map<string, Map<number, number>>();
   for (const m of metrics) {

@@ -7,14 +7,11 @@
  *
  * Evaluation and checkpoints are kept out of the run (a periodic cost the model does not price yet).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { stageDeviceMap, type PlacementMode } from '../../../common/node-protocol/index.js';
 import { jobSpecSchema } from '../../../common/job-spec.js';
-import { DeviceLockService } from '../../../common/device-lock/index.js';
-import { createEngine, type CreateEngineOptions } from '../../../native/index.js';
-import type { RunnerStart } from '../../../worker-node/messages.js';
-import { StageLoop } from '../../../worker-node/stage-loop.js';
+import { stageLoopHarness } from '../../../worker-node/stage-loop-harness.js';
 import { workloadOf } from '../../rounds/read-snapshot.js';
 import { costModelOf, planJob } from '../plan-job.js';
 import { candidatePlans } from '../explain.js';
@@ -50,7 +47,6 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
     warmup: { maxSteps: 0 },
   } as const;
   const spec = jobSpecSchema.parse({ name: 'planner-accuracy', resources: { devices: 2 }, workflow });
-  const nodeId = randomUUID();
   // What the scheduler would decide for this request before any profile.
   const prior = planJob({
     workload: workloadOf(workflow),
@@ -59,58 +55,28 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
     memoryPerDeviceBytes: null,
     profile: null,
   });
-  const start: RunnerStart = {
-    t: 'start',
-    jobId: randomUUID(),
-    nodeId,
+  const rows: ProfileRow[] = [];
+  const stepDone = new Map<number, number>();
+  const h = await stageLoopHarness({
     spec,
-    placement: {
-      nodeId,
-      devices: [0, 1],
-      ...stageDeviceMap(mode, [0, 1], { generate: prior.generateDevices, train: prior.trainDevices }),
-      microBatches: prior.microBatches,
-      threadsPerDevice: 1,
-      memoryBytes: MEMORY,
-    },
-    priority: 0,
-    attempt: 1,
-    resume: null,
-    storage: { root: '/nonexistent' },
+    devices: [0, 1],
+    map: stageDeviceMap(mode, [0, 1], { generate: prior.generateDevices, train: prior.trainDevices }),
+    microBatches: prior.microBatches,
+    memoryBytes: MEMORY,
+    model: { preset },
+    task: TASK,
+    redis,
     redisUrl: url,
     lockPrefix: `bench-planner-${randomBytes(4).toString('hex')}`,
     leaseMs: 5000,
-  };
-  const engineOptions = (threads: number, seed: number): CreateEngineOptions => ({
-    device: { kind: 'cpu', threads, memoryBytes: MEMORY * threads },
-    model: { preset },
-    task: TASK,
-    seed,
-  });
-  const { stages } = start.placement;
-  const twoEngines = start.placement.mode !== 'temporal';
-  const engine = createEngine(engineOptions(twoEngines ? stages.train.length : 2, 1));
-  const generator = twoEngines ? createEngine(engineOptions(stages.generate.length, 2)) : undefined;
-  for (const e of [engine, generator]) if (e) await e.offload();
-  const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
-  const rows: ProfileRow[] = [];
-  const stepDone = new Map<number, number>();
-  const loop = new StageLoop({
-    engine,
-    generator,
-    locks,
-    start,
-    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '', storageKey: '', meta: {} }),
     report: (r) => {
       for (const p of r.profiles) rows.push({ ...p, step: p.step ?? null });
       for (const m of r.metrics) if (m.name === 'reward_mean') stepDone.set(m.step, performance.now());
     },
-    checkpointed: () => undefined,
-    occupancy: () => undefined,
   });
-  const result = await loop.run();
-  await engine.close();
-  await generator?.close();
-  locks.close();
+  const { start } = h;
+  const result = await h.loop.run();
+  await h.close();
   if (result.outcome !== 'succeeded') throw new Error(`bench job ended ${result.outcome}: ${result.error}`);
   // Step 1 pays the first sync and cold caches; steps 2..6 are the profile, 7.. the measurement.
   const profiled = rows.filter((r) => r.step !== null && r.step >= 2 && r.step <= 1 + PROFILED);

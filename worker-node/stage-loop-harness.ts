@@ -1,0 +1,102 @@
+/**
+ * One job's StageLoop outside a daemon, for tests and benchmarks: real engines (offloaded, as a job
+ * process starts them), the real Redis device lock, a placement as the scheduler would write it,
+ * and checkpoints that are reported but not written anywhere. The engines get the placement's
+ * devices as job-runner.ts gives them: the learner its training devices (all of them when
+ * temporal), a generator its generation devices (spatial and hybrid).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { JobSpec } from '../common/job-spec.js';
+import type { PlacementMode, StageDevices } from '../common/node-protocol/index.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
+import { createEngine, type CreateEngineOptions, type Engine } from '../native/index.js';
+import type { RunnerStart } from './messages.js';
+import { StageLoop, type StageLoopDeps } from './stage-loop.js';
+
+export interface HarnessOptions {
+  spec: JobSpec;
+  devices: number[];
+  map: { mode: PlacementMode; stages: StageDevices };
+  microBatches?: number;
+  threadsPerDevice?: number;
+  /** Bytes per device. */
+  memoryBytes: number;
+  model: CreateEngineOptions['model'];
+  task: CreateEngineOptions['task'];
+  redis: Redis;
+  redisUrl: string;
+  lockPrefix: string;
+  leaseMs: number;
+  report: StageLoopDeps['report'];
+}
+
+export interface Harness {
+  loop: StageLoop;
+  start: RunnerStart;
+  engine: Engine;
+  generator: Engine | undefined;
+  locks: DeviceLockService;
+  /** Closes the engines and the lock service's blocking connections (the Redis client stays open). */
+  close(): Promise<void>;
+}
+
+export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
+  const nodeId = randomUUID();
+  const threadsPerDevice = o.threadsPerDevice ?? 1;
+  const start: RunnerStart = {
+    t: 'start',
+    jobId: randomUUID(),
+    nodeId,
+    spec: o.spec,
+    placement: {
+      nodeId,
+      devices: o.devices,
+      ...o.map,
+      ...(o.microBatches ? { microBatches: o.microBatches } : {}),
+      threadsPerDevice,
+      memoryBytes: o.memoryBytes,
+    },
+    priority: 0,
+    attempt: 1,
+    resume: null,
+    storage: { root: '/nonexistent' },
+    redisUrl: o.redisUrl,
+    lockPrefix: o.lockPrefix,
+    leaseMs: o.leaseMs,
+  };
+  const on = (devices: number, seed: number) =>
+    createEngine({
+      device: { kind: 'cpu', threads: threadsPerDevice * devices, memoryBytes: o.memoryBytes * devices },
+      model: o.model,
+      task: o.task,
+      seed,
+    });
+  const twoEngines = o.map.mode !== 'temporal';
+  const engine = on(twoEngines ? o.map.stages.train.length : o.devices.length, 1);
+  const generator = twoEngines ? on(o.map.stages.generate.length, 2) : undefined;
+  for (const e of [engine, generator]) if (e) await e.offload();
+  const locks = new DeviceLockService(o.redis, { prefix: o.lockPrefix, defaultLeaseMs: o.leaseMs });
+  const loop = new StageLoop({
+    engine,
+    generator,
+    locks,
+    start,
+    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
+    report: o.report,
+    checkpointed: () => undefined,
+    occupancy: () => undefined,
+  });
+  return {
+    loop,
+    start,
+    engine,
+    generator,
+    locks,
+    close: async () => {
+      await engine.close();
+      await generator?.close();
+      locks.close();
+    },
+  };
+}
