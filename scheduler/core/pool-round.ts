@@ -116,6 +116,19 @@ export function schedulePool(
   let searches = 0;
   const searchFailed = new Set<string>();
   let highestWaitingPriority = -Infinity;
+  // When each job on the pool's devices is predicted to end (ms): running, leaving at its grace.
+  const endOf = new Map<string, number>();
+  for (const r of input.running)
+    endOf.set(
+      r.id,
+      leaving.has(r.id)
+        ? (r.preemptRequestedAt ?? now) + policy.preemptGraceSeconds * 1000
+        : now + remainingSeconds(r.plan, r.steps, r.stepsDone) * 1000,
+    );
+  // An aged job that does not fit holds a reservation from when its devices are predicted free;
+  // later jobs still start if they are predicted to end before it (Slurm's backfill), so waiting
+  // for one job does not idle the pool.
+  let reservedFrom = Infinity;
 
   for (const job of admissionOrder(input.queued, plans, fair, policy, now)) {
     const plan = plans.get(job.id)!;
@@ -140,14 +153,14 @@ export function schedulePool(
       wait('quota');
       continue;
     }
-    if (blockedBy) {
-      wait(
-        blockedBy.priority > job.priority
-          ? 'priority'
-          : job.requeueReason === 'preempted'
-            ? 'preempted'
-            : 'capacity',
-      );
+    const blockedReason = (b: QueuedJob): WaitReason =>
+      b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
+    const backfill =
+      policy.backfill &&
+      blockedBy !== null &&
+      now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000 <= reservedFrom;
+    if (blockedBy && !backfill) {
+      wait(blockedReason(blockedBy));
       continue;
     }
     const fit = missed(plan) ? null : findPlacement(model, plan, policy);
@@ -176,6 +189,10 @@ export function schedulePool(
       continue;
     }
     addMiss(plan);
+    if (blockedBy) {
+      wait(blockedReason(blockedBy));
+      continue;
+    }
     let reason: WaitReason | null = null;
     if (policy.preemption && searches < MAX_PREEMPTION_SEARCHES && !searchFailed.has(job.tenantId)) {
       searches++;
@@ -212,21 +229,16 @@ export function schedulePool(
             ? 'priority'
             : 'capacity';
     wait(reason);
-    if (aged || !policy.backfill) blockedBy = job;
+    if (aged || !policy.backfill) {
+      blockedBy = job;
+      if (policy.backfill) reservedFrom = reservationStart(model, endOf, plan.devicesMin, now);
+    }
   }
 
   growIntoIdleDevices(model, placedHere, waiting, tenants, activeDevices);
   out.place.push(...placedHere);
 
   // Devices free when the jobs on them now are predicted to finish.
-  const endOf = new Map<string, number>();
-  for (const r of input.running)
-    endOf.set(
-      r.id,
-      leaving.has(r.id)
-        ? (r.preemptRequestedAt ?? now) + policy.preemptGraceSeconds * 1000
-        : now + remainingSeconds(r.plan, r.steps, r.stepsDone) * 1000,
-    );
   const queuedById = new Map(input.queued.map((j) => [j.id, j]));
   for (const p of placedHere) {
     const j = queuedById.get(p.jobId)!;
@@ -247,6 +259,24 @@ export function schedulePool(
         devices: u.devices,
         demand: u.demand,
       });
+}
+
+/** The earliest time (ms) `count` devices of one node are predicted free, from their jobs' predicted ends. */
+function reservationStart(
+  model: PoolModel,
+  endOf: ReadonlyMap<string, number>,
+  count: number,
+  now: number,
+): number {
+  let best = Infinity;
+  for (const slots of model.slots.values()) {
+    if (slots.length < count) continue;
+    const free = slots
+      .map((s) => Math.max(now, ...s.occupants.map((o) => endOf.get(o.jobId) ?? Infinity)))
+      .sort((a, b) => a - b);
+    best = Math.min(best, free[count - 1]!);
+  }
+  return best;
 }
 
 /** What the engine may use on each device: the smallest of the chosen devices' threads and memory. */

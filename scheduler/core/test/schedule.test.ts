@@ -280,6 +280,33 @@ describe('schedule(): quotas and order', () => {
     );
     assert.deepEqual(placedIds(d), ['old']);
   });
+
+  it('holds a reservation for an aged job that does not fit and backfills only jobs that end before it', () => {
+    // 4 devices: r ends in 100 s on [0, 1], r2 in 10,000 s on [2], [3] is free. The aged job wants
+    // 3, so it can start in 100 s; a 1-device job predicted to end by then may take [3], a longer
+    // one may not (it would delay the aged job past its reservation).
+    const plan10 = plan({ stepSeconds: 10 });
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a')],
+        running: [
+          running('r', 'a', 'n1', [0, 1], { plan: { ...plan10, devicesMin: 2 }, stepsDone: 90, steps: 100 }),
+          running('r2', 'a', 'n1', [2], { plan: plan10, stepsDone: 0, steps: 1000 }),
+        ],
+        queued: [
+          queued('old', 'a', { devices: 3, maxDevices: 3, queuedAt: T0 - 2 * 3600_000 }),
+          queued('long', 'a', { queuedAt: T0 - 60_000, workload: workload({ steps: 10_000_000 }) }),
+          queued('short', 'a', { queuedAt: T0 - 30_000, workload: workload({ steps: 5 }) }),
+        ],
+      }),
+      { ...kueueLikePolicy, preemption: false },
+      T0,
+    );
+    assert.deepEqual(placedIds(d), ['short']);
+    assert.equal(view(d, 'long')!.waitReason, 'capacity');
+    assert.equal(view(d, 'old')!.position, 1);
+  });
 });
 
 describe('schedule(): preemption', () => {
