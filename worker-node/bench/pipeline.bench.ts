@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint, StageProfileReport } from '../../common/jobs/reports.js';
+import { deleteKeys } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 12);
@@ -60,6 +61,7 @@ async function runOnce(microBatches: number, redis: Redis): Promise<Run> {
   });
   const metrics: MetricPoint[] = [];
   const profiles: StageProfileReport[] = [];
+  const lockPrefix = `bench-pipeline-${randomBytes(4).toString('hex')}`;
   const h = await stageLoopHarness({
     spec,
     devices: [0, 1],
@@ -70,7 +72,7 @@ async function runOnce(microBatches: number, redis: Redis): Promise<Run> {
     task: TASK,
     redis,
     redisUrl: url,
-    lockPrefix: `bench-pipeline-${randomBytes(4).toString('hex')}`,
+    lockPrefix,
     leaseMs: 5000,
     report: (r) => {
       metrics.push(...r.metrics);
@@ -79,6 +81,8 @@ async function runOnce(microBatches: number, redis: Redis): Promise<Run> {
   });
   const result = await h.loop.run();
   await h.close();
+  // The lock's keys go with the run.
+  await deleteKeys(lockPrefix, url);
   if (result.outcome !== 'succeeded') throw new Error(`bench job ended ${result.outcome}: ${result.error}`);
   const per = (name: string) => metrics.filter((m) => m.name === name && m.step >= 2).map((m) => m.value);
   const steps = per('step_seconds');

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { stageDeviceMap, type PlacementMode } from '../../../common/node-protocol/index.js';
 import { jobSpecSchema } from '../../../common/job-spec.js';
+import { deleteKeys } from '../../../test/helpers/redis.js';
 import { stageLoopHarness } from '../../../worker-node/stage-loop-harness.js';
 import { workloadOf } from '../../rounds/read-snapshot.js';
 import { costModelOf, planJob } from '../plan-job.js';
@@ -57,6 +58,7 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
   });
   const rows: ProfileRow[] = [];
   const stepDone = new Map<number, number>();
+  const lockPrefix = `bench-planner-${randomBytes(4).toString('hex')}`;
   const h = await stageLoopHarness({
     spec,
     devices: [0, 1],
@@ -67,7 +69,7 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
     task: TASK,
     redis,
     redisUrl: url,
-    lockPrefix: `bench-planner-${randomBytes(4).toString('hex')}`,
+    lockPrefix,
     leaseMs: 5000,
     report: (r) => {
       for (const p of r.profiles) rows.push({ ...p, step: p.step ?? null });
@@ -77,6 +79,8 @@ async function run(preset: 'tiny' | 'small', mode: PlacementMode, redis: Redis):
   const { start } = h;
   const result = await h.loop.run();
   await h.close();
+  // The lock's keys go with the run.
+  await deleteKeys(lockPrefix, url);
   if (result.outcome !== 'succeeded') throw new Error(`bench job ended ${result.outcome}: ${result.error}`);
   // Step 1 pays the first sync and cold caches; steps 2..6 are the profile, 7.. the measurement.
   const profiled = rows.filter((r) => r.step !== null && r.step >= 2 && r.step <= 1 + PROFILED);
