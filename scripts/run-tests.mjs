@@ -85,8 +85,34 @@ for (const file of selected) {
   if (r.status !== 0) failed.push(`${rel} (${r.status ?? r.signal})`);
   if (left.length) failed.push(`${rel} left temporary files behind: ${left.join(', ')}`);
 }
+await dropTemplates();
 if (failed.length) {
   console.error(`\ntests failed:\n  ${failed.join('\n  ')}`);
   process.exit(1);
+}
+
+/**
+ * The migrated template each file's database is cloned from (test/helpers/database.ts) goes with
+ * the run, unless another run's test databases still exist (it may be cloning from it now).
+ */
+async function dropTemplates() {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({
+    connectionString: process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  });
+  try {
+    await c.connect();
+    const busy = await c.query(`SELECT 1 FROM pg_database WHERE datname LIKE 'timeshare\\_test\\_%' LIMIT 1`);
+    if (busy.rows.length) return;
+    const templates = await c.query(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'timeshare\\_tmpl\\_%'`,
+    );
+    for (const { datname } of templates.rows)
+      await c.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+  } catch {
+    // No database to clean (or none reachable): nothing was left.
+  } finally {
+    await c.end().catch(() => undefined);
+  }
 }
 console.log(`\nall ${selected.length} test files passed`);
