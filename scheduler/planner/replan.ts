@@ -13,6 +13,8 @@ import { planJob } from './plan-job.js';
 export interface ReplanInput {
   workload: Workload;
   profile: ProfileSummary | null;
+  /** Engine threads per device of its placement (the plan it runs was priced with them). */
+  threadsPerDevice?: number;
   /** The job's latest re-planning event, if any. */
   last: { kind: ReplanKind; at: number; predictedStepSeconds: number; beforeStepSeconds: number } | null;
   /** Steps and mean wall seconds per step since the current placement (null before two steps). */
@@ -118,6 +120,7 @@ export function considerReplan(
     maxDevices: job.devices.length,
     memoryPerDeviceBytes: null,
     profile: input.profile,
+    threadsPerDevice: input.threadsPerDevice ?? 1,
   });
   const from = shapeOf(job.plan);
   const to = shapeOf(best);

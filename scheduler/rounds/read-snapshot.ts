@@ -275,6 +275,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       replan: {
         workload: workloadOf(wf),
         profile,
+        threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         last: lastReplan.get(r.id) ?? null,
         sincePlaced: sincePlaced.get(r.id) ?? null,
       },
