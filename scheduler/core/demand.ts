@@ -12,7 +12,7 @@
  * - devices held on a draining node still count as wanted: their jobs come back to the queue as the
  *   node drains, and their replacement is wanted before, not after, they arrive.
  */
-import type { PoolCapacity } from '../../common/capacity.js';
+import { emptyCapacity, type PoolCapacity } from '../../common/capacity.js';
 import type { Decisions, Snapshot } from './types.js';
 
 /** One pool's signal (the fields are explained where it travels, common/capacity.ts). */
@@ -25,22 +25,7 @@ export function poolDemand(snapshot: Snapshot, decisions: Decisions): PoolDemand
   const pools = new Map<string, PoolDemand & { held: Set<string>; heldOnReady: Set<string> }>();
   const of = (pool: string) => {
     let p = pools.get(pool);
-    if (!p)
-      pools.set(
-        pool,
-        (p = {
-          pool,
-          devices: 0,
-          idleDevices: 0,
-          busyDevices: 0,
-          queuedDevices: 0,
-          queuedJobs: 0,
-          runningJobs: 0,
-          wantedDevices: 0,
-          held: new Set(),
-          heldOnReady: new Set(),
-        }),
-      );
+    if (!p) pools.set(pool, (p = { ...emptyCapacity(pool), held: new Set(), heldOnReady: new Set() }));
     return p;
   };
   const ready = new Set<string>();

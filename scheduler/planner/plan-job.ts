@@ -91,18 +91,19 @@ export function searchEnginePlan(
       overlapSteps,
       costs,
     });
-  const temporal = search(['temporal'], [1])!;
+  // The temporal plan always exists; searched only where it is the answer or the fallback.
+  const temporal = () => search(['temporal'], [1])!;
   const asEngine = (r: SearchResult): EnginePlan => ({
     ...r,
     generate: r.stageDevices.generate!,
     train: r.stageDevices.train!,
   });
-  if (requested === 'temporal' || devices < 2) return asEngine(temporal);
+  if (requested === 'temporal' || devices < 2) return asEngine(temporal());
   if (requested === 'hybrid')
-    return hybridPlan(model, w, devices, granularities, overlapSteps) ?? asEngine(temporal);
+    return hybridPlan(model, w, devices, granularities, overlapSteps) ?? asEngine(temporal());
   const cuts: CutKind[] = requested === 'spatial' ? ['spatial'] : ['temporal', 'spatial'];
   const found = search(cuts, granularities);
-  return asEngine(found ?? temporal);
+  return asEngine(found ?? temporal());
 }
 
 /** Publishing the trainer's weights and the generator taking them, once a step. */

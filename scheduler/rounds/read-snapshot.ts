@@ -133,7 +133,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows, stageRows, replanRows, sinceRows] = await Promise.all([
+  const [progress, checkpointed, profileRows, stageRows, replanRows] = await Promise.all([
     runningIds.length
       ? pool.query(
           `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -148,10 +148,16 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       : { rows: [] },
     profiled.length
       ? pool.query(
-          `SELECT job_id, count(DISTINCT step)::int AS steps, sum(seconds)::float8 AS busy,
-                  sum(onload_seconds + offload_seconds)::float8 AS switching, max(peak_bytes)::float8 AS peak,
-                  extract(epoch from max(created_at) - min(created_at))::float8 AS span
-             FROM stage_profiles WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL GROUP BY job_id`,
+          `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
+                  sum(sp.onload_seconds + sp.offload_seconds)::float8 AS switching,
+                  max(sp.peak_bytes)::float8 AS peak,
+                  extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span,
+                  -- Since the current placement (re-planning measures a move's gain from these).
+                  count(DISTINCT sp.step) FILTER (WHERE sp.created_at >= j.placed_at)::int AS since_steps,
+                  extract(epoch from max(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at)
+                                   - min(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at))::float8 AS since_span
+             FROM stage_profiles sp JOIN jobs j ON j.id = sp.job_id
+            WHERE sp.job_id = ANY($1::uuid[]) AND sp.step IS NOT NULL GROUP BY sp.job_id`,
           [profiled],
         )
       : { rows: [] },
@@ -180,7 +186,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           [profiled, OUTLIER_FACTOR],
         )
       : { rows: [] },
-    // Re-planning: each running job's latest decision, and its steps since the current placement.
+    // Re-planning: each running job's latest decision.
     runningIds.length
       ? pool.query(
           `SELECT DISTINCT ON (job_id) job_id, type, data,
@@ -189,16 +195,6 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
             WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
             ORDER BY job_id, id DESC`,
           [runningIds, Object.values(replanEventTypes)],
-        )
-      : { rows: [] },
-    runningIds.length
-      ? pool.query(
-          `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps,
-                  extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span
-             FROM stage_profiles sp JOIN jobs j ON j.id = sp.job_id
-            WHERE sp.job_id = ANY($1::uuid[]) AND sp.step IS NOT NULL AND sp.created_at >= j.placed_at
-            GROUP BY sp.job_id`,
-          [runningIds],
         )
       : { rows: [] },
   ]);
@@ -212,8 +208,9 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       beforeStepSeconds: Number(r.data?.beforeStepSeconds ?? 0),
     });
   const sincePlaced = new Map<string, NonNullable<ReplanInput['sincePlaced']>>();
-  for (const r of sinceRows.rows)
-    if (r.steps >= 2) sincePlaced.set(r.job_id, { steps: r.steps, stepSeconds: r.span / (r.steps - 1) });
+  for (const r of profileRows.rows)
+    if (r.since_steps >= 2)
+      sincePlaced.set(r.job_id, { steps: r.since_steps, stepSeconds: r.since_span / (r.since_steps - 1) });
   const stageSamples = new Map<string, StageSample[]>();
   for (const r of stageRows.rows) {
     const list = stageSamples.get(r.job_id) ?? [];
