@@ -21,6 +21,10 @@ const envSchema = baseConfigSchema.extend(storageConfigShape).extend({
   TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
   /** Keep one job process forked ahead of the next job (worker-node/spare-runner.ts). */
   TIMESHARE_SPARE_RUNNER: z.enum(['on', 'off']).default('on'),
+  /** The reactive balancer of spatial jobs (worker-node/balancer.ts, docs/planner.md). */
+  TIMESHARE_BALANCER: z.enum(['on', 'off']).default('on'),
+  /** |imbalance| (−1…1) past which it moves a device between generation and training. */
+  TIMESHARE_BALANCER_THRESHOLD: z.coerce.number().min(0.05).max(1).default(0.25),
   /** Port of the daemon's Prometheus endpoint (GET /metrics); 0 = off. */
   TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });

@@ -15,6 +15,7 @@ import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
+import type { EngineFactory } from './rebalance-move.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -72,6 +73,11 @@ async function resumedEngine(
   }
 }
 
+async function offloaded(e: Engine): Promise<Engine> {
+  if ((await e.info()).onloaded) await e.offload();
+  return e;
+}
+
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const opts = engineOptions(start.spec, start.placement);
   // Spatial and hybrid: the learner and a generator each get their stage's devices from the placement.
@@ -94,13 +100,29 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });
   const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
   const pending: Promise<void>[] = [];
+  // The reactive balancer restarts the two sides on other device counts (rebalance-move.ts).
+  const engines: EngineFactory = {
+    learnerFrom: async (dir, devices) =>
+      offloaded(await Engine.fromCheckpoint(dir, deviceShare(start.placement, devices))),
+    generator: async (devices) =>
+      offloaded(
+        createEngine({ ...opts, device: deviceShare(start.placement, devices), seed: (opts.seed ?? 1) + 1 }),
+      ),
+  };
   const loop = new StageLoop({
     engine,
     generator,
+    engines,
+    balancer:
+      start.balancer?.enabled === false
+        ? 'off'
+        : start.balancer?.threshold !== undefined
+          ? { threshold: start.balancer.threshold }
+          : {},
     locks,
     start,
-    saveCheckpoint: (step) =>
-      writeCheckpoint(engine, store, start.jobId, step, {
+    saveCheckpoint: (step, learner) =>
+      writeCheckpoint(learner, store, start.jobId, step, {
         attempt: start.attempt,
         task: start.spec.workflow.task,
       }),
@@ -121,8 +143,9 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
     if (result.outcome === 'cancelled') await send({ t: 'cancelled' });
     else await send({ t: 'finished', outcome: result.outcome, error: result.error });
   } finally {
-    await engine.close().catch(() => undefined);
-    await generator?.close().catch(() => undefined);
+    const now = loop.engines();
+    await now.engine.close().catch(() => undefined);
+    await now.generator?.close().catch(() => undefined);
     locks.close();
     redis.disconnect();
   }

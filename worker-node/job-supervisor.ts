@@ -32,6 +32,8 @@ export interface SupervisorOptions {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
+  /** The reactive balancer of spatial placements, passed to every job process. */
+  balancer?: RunnerStart['balancer'];
   /** Sees every message a job process sends (the daemon's metrics count from them). */
   observe?: (m: RunnerToDaemon) => void;
   /** A job process died without saying how its run ended. */
@@ -150,7 +152,12 @@ export class JobSupervisor {
               kind: 'report',
               nodeId,
               jobId: a.jobId,
-              body: { metrics: m.metrics, profiles: m.profiles, deviceSeconds: m.deviceSeconds },
+              body: {
+                metrics: m.metrics,
+                profiles: m.profiles,
+                events: m.events ?? [],
+                deviceSeconds: m.deviceSeconds,
+              },
             }),
           );
           break;
@@ -223,6 +230,7 @@ export class JobSupervisor {
       redisUrl: this.opts.redisUrl,
       lockPrefix: this.opts.lockPrefix,
       leaseMs: this.opts.leaseMs,
+      ...(this.opts.balancer ? { balancer: this.opts.balancer } : {}),
     };
     child.send(start);
     this.logger.info(

@@ -72,6 +72,10 @@ async function main(): Promise<void> {
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
+    balancer: {
+      enabled: config.TIMESHARE_BALANCER === 'on',
+      threshold: config.TIMESHARE_BALANCER_THRESHOLD,
+    },
     observe: metrics.observe,
     onCrash: metrics.crashed,
     spareRunner: config.TIMESHARE_SPARE_RUNNER === 'on',

@@ -5,7 +5,7 @@
  */
 import type { MetricPoint, StageProfileReport, CheckpointReport } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
-import type { NodeOutcome, Placement } from '../common/node-protocol/index.js';
+import type { NodeJobEvent, NodeOutcome, Placement } from '../common/node-protocol/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
 
 export interface RunnerStart {
@@ -22,6 +22,8 @@ export interface RunnerStart {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
+  /** The reactive balancer of spatial placements (worker-node/balancer.ts); absent: on, defaults. */
+  balancer?: { enabled: boolean; threshold?: number };
 }
 
 export type DaemonToRunner = RunnerStart | { t: 'cancel' } | { t: 'preempt' } | { t: 'drain' };
@@ -36,6 +38,8 @@ export type RunnerToDaemon =
       metrics: MetricPoint[];
       profiles: StageProfileReport[];
       deviceSeconds: number;
+      /** Decisions taken inside the placement (the reactive balancer's moves), sent on as job events. */
+      events?: NodeJobEvent[];
       /** Time each stage waited for its devices; for the daemon's metrics, not sent on. */
       lockWaits?: { stage: string; seconds: number }[];
     }

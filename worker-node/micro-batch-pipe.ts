@@ -40,10 +40,18 @@ export class MicroBatchPipe<T> {
     return this.items.length < this.capacity && step - 1 - this.o.maxWeightLag <= this.publishedStep;
   }
 
-  /** Resolves true once generation for `step` may start, false if the pipe was closed first. */
-  async mayProduce(step: number): Promise<boolean> {
-    while (!this.closed && !this.canProduce(step)) await this.changed();
-    return !this.closed;
+  /**
+   * Resolves true once generation for `step` may start, false if the pipe was closed first or
+   * `interrupted()` turned true (checked at every change and after `interrupt()`).
+   */
+  async mayProduce(step: number, interrupted: () => boolean = () => false): Promise<boolean> {
+    while (!this.closed && !interrupted() && !this.canProduce(step)) await this.changed();
+    return !this.closed && !interrupted();
+  }
+
+  /** Wakes every waiter to check its condition again (a producer asked to pause). */
+  interrupt(): void {
+    this.notify();
   }
 
   push(mb: MicroBatch<T>): void {

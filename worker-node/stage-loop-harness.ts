@@ -10,7 +10,8 @@ import type { Redis } from 'ioredis';
 import type { JobSpec } from '../common/job-spec.js';
 import type { PlacementMode, StageDevices } from '../common/node-protocol/index.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
-import { createEngine, type CreateEngineOptions, type Engine } from '../native/index.js';
+import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
+import type { EngineFactory } from './rebalance-move.js';
 import type { RunnerStart } from './messages.js';
 import { StageLoop, type StageLoopDeps } from './stage-loop.js';
 
@@ -29,6 +30,13 @@ export interface HarnessOptions {
   lockPrefix: string;
   leaseMs: number;
   report: StageLoopDeps['report'];
+  /** The reactive balancer (spatial placements); default on with its defaults. */
+  balancer?: StageLoopDeps['balancer'];
+  /**
+   * Wraps every engine the run makes, the balancer's restarts included (`devices`: its device
+   * count): how a test stands in for devices whose speed adds up, which two shared cores cannot show.
+   */
+  wrap?: (engine: Engine, role: 'learner' | 'generator', devices: number) => Engine;
 }
 
 export interface Harness {
@@ -72,14 +80,35 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
       task: o.task,
       seed,
     });
+  const wrap = o.wrap ?? ((e: Engine) => e);
   const twoEngines = o.map.mode !== 'temporal';
-  const engine = on(twoEngines ? o.map.stages.train.length : o.devices.length, 1);
-  const generator = twoEngines ? on(o.map.stages.generate.length, 2) : undefined;
+  const learnerDevices = twoEngines ? o.map.stages.train.length : o.devices.length;
+  const engine = wrap(on(learnerDevices, 1), 'learner', learnerDevices);
+  const generator = twoEngines
+    ? wrap(on(o.map.stages.generate.length, 2), 'generator', o.map.stages.generate.length)
+    : undefined;
   for (const e of [engine, generator]) if (e) await e.offload();
+  const engines: EngineFactory = {
+    learnerFrom: async (dir, devices) => {
+      const e = await Engine.fromCheckpoint(dir, {
+        threads: threadsPerDevice * devices,
+        memoryBytes: o.memoryBytes * devices,
+      });
+      await e.offload();
+      return wrap(e, 'learner', devices);
+    },
+    generator: async (devices) => {
+      const e = on(devices, 2);
+      await e.offload();
+      return wrap(e, 'generator', devices);
+    },
+  };
   const locks = new DeviceLockService(o.redis, { prefix: o.lockPrefix, defaultLeaseMs: o.leaseMs });
   const loop = new StageLoop({
     engine,
     generator,
+    engines,
+    ...(o.balancer !== undefined ? { balancer: o.balancer } : {}),
     locks,
     start,
     saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
@@ -94,8 +123,9 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     generator,
     locks,
     close: async () => {
-      await engine.close();
-      await generator?.close();
+      const now = loop.engines();
+      await now.engine.close();
+      await now.generator?.close();
       locks.close();
     },
   };

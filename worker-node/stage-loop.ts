@@ -18,6 +18,11 @@ import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
 import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
 import { LeaseKeeper } from '../common/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
+import type { NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
+import type { BalancerConfig } from './balancer.js';
+import { movedStages } from './balancer.js';
+import { ReactiveBalancer } from './reactive-balancer.js';
+import { swapEngines, type EngineFactory } from './rebalance-move.js';
 import type { Outcome, RunnerStart } from './messages.js';
 import { MicroBatchPipe } from './micro-batch-pipe.js';
 import { WorkClock } from './work-clock.js';
@@ -68,14 +73,22 @@ export interface StageLoopDeps {
   engine: Engine;
   /** Spatial placements only: a second engine that generates on the other half of the devices. */
   generator?: Engine;
+  /**
+   * Makes engines on other device counts: what the reactive balancer restarts the two sides with.
+   * Without it (or with `balancer: 'off'`) a spatial job keeps its split.
+   */
+  engines?: EngineFactory;
+  balancer?: Partial<BalancerConfig> | 'off';
   locks: DeviceLockService;
   start: RunnerStart;
-  saveCheckpoint(step: number): Promise<CheckpointReport>;
+  /** Saves the learner's state (`engine`: the balancer may have restarted it). */
+  saveCheckpoint(step: number, engine: Engine): Promise<CheckpointReport>;
   report(r: {
     metrics: MetricPoint[];
     profiles: StageProfileReport[];
     deviceSeconds: number;
     lockWaits?: { stage: string; seconds: number }[];
+    events?: NodeJobEvent[];
   }): void;
   /** Bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
   occupancy(devices: string[], bytes: number): void;
@@ -91,10 +104,22 @@ export class StageLoop {
   private lastSavedStep: number;
   private readonly recentRewards: number[] = [];
   private completedStep: number;
+  /** The learner and the generator now (the reactive balancer restarts them on new device sets). */
+  private learner: Engine;
+  private generator: Engine | undefined;
+  /** The stage map after a rebalance; null: the placement's. */
+  private moved: StageDevices | null = null;
 
   constructor(private readonly d: StageLoopDeps) {
     this.completedStep = d.start.resume?.fromOwnRun ? d.start.resume.step : 0;
     this.lastSavedStep = this.completedStep;
+    this.learner = d.engine;
+    this.generator = d.generator;
+  }
+
+  /** The engines the job has now, for whoever closes them. */
+  engines(): { engine: Engine; generator: Engine | undefined } {
+    return { engine: this.learner, generator: this.generator };
   }
 
   /** From the daemon; the strongest request wins (cancel over preempt over drain). */
@@ -109,11 +134,19 @@ export class StageLoop {
     return devices.map((i) => `${nodeId}/${i}`);
   }
 
-  /** The placement's stage map (decided by the scheduler, common/node-protocol/placement.ts). */
+  /**
+   * The stage map: the placement's (decided by the scheduler, common/node-protocol/placement.ts)
+   * until the reactive balancer moves a device; then the balancer's, which the control plane
+   * records in the placement when it receives the `job.rebalanced` event.
+   */
+  private get stages(): StageDevices {
+    return this.moved ?? this.d.start.placement.stages;
+  }
+
   private get halves(): { generate: string[]; train: string[] } {
-    const { nodeId, stages } = this.d.start.placement;
+    const { nodeId } = this.d.start.placement;
     const ids = (xs: number[]) => xs.map((i) => `${nodeId}/${i}`);
-    return { generate: ids(stages.generate), train: ids(stages.train) };
+    return { generate: ids(this.stages.generate), train: ids(this.stages.train) };
   }
 
   /**
@@ -125,15 +158,20 @@ export class StageLoop {
     step: number | null,
     fn: () => Promise<HoldResult<T>>,
   ): Promise<T | null> {
-    return this.hold(this.d.engine, this.devices, stage, step, fn);
+    return this.hold(this.learner, this.devices, stage, step, fn);
   }
 
+  /**
+   * `engine` null: the hold moves no engine's state (`fn` manages engines itself, with the token).
+   * `held` gets the hold's seconds (onload, run, offload), for the balancer's meter.
+   */
   private async hold<T>(
-    engine: Engine,
+    engine: Engine | null,
     devices: string[],
     stage: string,
     step: number | null,
-    fn: () => Promise<HoldResult<T>>,
+    fn: (token: number) => Promise<HoldResult<T>>,
+    held?: (seconds: number) => void,
   ): Promise<T | null> {
     let grant: Grant;
     const waitStart = performance.now();
@@ -162,15 +200,18 @@ export class StageLoop {
     let offloadSeconds = 0;
     try {
       const token = Math.max(...Object.values(grant.tokens));
-      await engine.onload(token);
-      onloadSeconds = (performance.now() - t0) / 1000;
-      this.d.occupancy(devices, (await engine.info()).arenaBytes / devices.length);
-      const out = await fn();
+      if (engine) {
+        await engine.onload(token);
+        onloadSeconds = (performance.now() - t0) / 1000;
+        this.d.occupancy(devices, (await engine.info()).arenaBytes / devices.length);
+      }
+      const out = await fn(token);
       if (this.lost) throw this.lost;
       const t1 = performance.now();
-      await engine.offload();
+      await engine?.offload();
       offloadSeconds = (performance.now() - t1) / 1000;
       const seconds = (performance.now() - t0) / 1000;
+      held?.(seconds);
       const row = {
         stage,
         step,
@@ -202,8 +243,8 @@ export class StageLoop {
   private async checkpointNow(step: number): Promise<void> {
     if (step <= this.lastSavedStep) return;
     const learner = this.spatial ? this.halves.train : this.devices;
-    const saved = await this.hold(this.d.engine, learner, 'checkpoint', step, async () => ({
-      value: await this.d.saveCheckpoint(step),
+    const saved = await this.hold(this.learner, learner, 'checkpoint', step, async () => ({
+      value: await this.d.saveCheckpoint(step, this.learner),
     }));
     if (saved) this.record(saved);
   }
@@ -224,12 +265,12 @@ export class StageLoop {
     const w = this.d.start.spec.workflow;
     const trainDevices = this.spatial ? this.halves.train : this.devices;
     if (!this.d.start.resume && w.warmup.maxSteps > 0) {
-      const ok = await this.hold(this.d.engine, trainDevices, 'warmup', 0, async () => {
-        const r = await this.d.engine.warmup({
+      const ok = await this.hold(this.learner, trainDevices, 'warmup', 0, async () => {
+        const r = await this.learner.warmup({
           maxSteps: w.warmup.maxSteps,
           targetAccuracy: w.warmup.targetAccuracy,
         });
-        await this.d.engine.resetOptimizer();
+        await this.learner.resetOptimizer();
         this.d.report({
           metrics: [{ step: 0, name: 'warmup_probe_accuracy', value: r.probeAccuracy }],
           profiles: [],
@@ -244,7 +285,7 @@ export class StageLoop {
 
   /** Spatial and hybrid placements run two engines; on a hybrid's shared devices the lock makes them take turns. */
   private get spatial(): boolean {
-    return this.d.start.placement.mode !== 'temporal' && this.d.generator !== undefined;
+    return this.d.start.placement.mode !== 'temporal' && this.generator !== undefined;
   }
 
   /** Temporal: each step generates and trains in one native call while holding all the job's devices. */
@@ -253,7 +294,7 @@ export class StageLoop {
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
       const result = await this.withDevices('rl_step', step, async () => {
-        const { stats, profile } = await this.d.engine.rlStep({
+        const { stats, profile } = await this.learner.rlStep({
           generate: { numPrompts: w.promptsPerStep, groupSize: w.groupSize, temperature: w.temperature },
           train: { algorithm: w.algorithm, lr: w.learningRate },
         });
@@ -285,29 +326,44 @@ export class StageLoop {
   }
 
   /**
-   * Spatial (PipelineRL-style): a generator engine on the first half of the devices and the trainer
-   * on the second half run concurrently, each under its own device lock, joined by a MicroBatchPipe.
+   * Spatial (PipelineRL-style): a generator engine on the generation devices and the trainer on the
+   * training devices run concurrently, each under its own device lock, joined by a MicroBatchPipe.
    * Each step is generated and trained in `microBatches` micro-batches: the learner accumulates the
    * gradient of each as it arrives (holding its devices per micro-batch, so other jobs may take
    * turns within a step) and, at the step's last one, takes the optimizer step and publishes the
    * weights through shared memory; the generator applies them in flight, between decoding steps, so
    * a rollout may mix weight versions (recorded per token; `reinforce_is` corrects for the lag).
    * Generation for step n waits for the weights of step n - 1 - maxWeightLag.
+   *
+   * At every step boundary of a spatial placement the reactive balancer (reactive-balancer.ts)
+   * may move one device between the sides: the generator pauses where it is, both engines restart
+   * on the new sets under one hold of all the job's devices (rebalance-move.ts), and generation
+   * resumes from the micro-batch it would have produced next.
    */
   private async runSpatial(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
     const w = this.d.start.spec.workflow;
-    const gen = this.d.generator!;
-    const { generate: genDevices, train: trainDevices } = this.halves;
     const shm = `/ts-${this.d.start.jobId.slice(0, 8)}-${process.pid}`;
-    const published = await this.hold(this.d.engine, trainDevices, 'sync', this.completedStep, async () => {
-      await this.d.engine.publishWeights(shm);
-      return { value: true };
-    });
+    const published = await this.hold(
+      this.learner,
+      this.halves.train,
+      'sync',
+      this.completedStep,
+      async () => {
+        await this.learner.publishWeights(shm);
+        return { value: true };
+      },
+    );
     if (!published) return this.stop();
-    const attached = await this.hold(gen, genDevices, 'sync', this.completedStep, async () => {
-      await gen.attachWeights(shm);
-      return { value: true };
-    });
+    const attached = await this.hold(
+      this.generator!,
+      this.halves.generate,
+      'sync',
+      this.completedStep,
+      async () => {
+        await this.generator!.attachWeights(shm);
+        return { value: true };
+      },
+    );
     if (!attached) return this.stop();
 
     const planned = this.d.start.placement.microBatches;
@@ -322,13 +378,37 @@ export class StageLoop {
     const closeOnStop = () => pipe.close();
     const signal = this.abort.signal;
     signal.addEventListener('abort', closeOnStop, { once: true });
+    const balancer = this.balancer();
+    let pausing = false;
 
-    const producer = (async () => {
+    /** Generates from `from` on; resolves with the micro-batch it would produce next. */
+    const produce = async (from: { step: number; index: number }) => {
+      const gen = this.generator!;
+      const genDevices = this.halves.generate;
+      let pos = from;
+      let ended = true;
       try {
-        for (let step = this.completedStep + 1; step <= w.steps; step++)
-          for (let index = 0; index < microBatches; index++) {
-            if (!(await pipe.mayProduce(step)) || this.request) return;
-            const rollouts = await this.hold(gen, genDevices, 'generate', step, async () => {
+        for (
+          ;
+          pos.step <= w.steps;
+          pos =
+            pos.index + 1 < microBatches ? { ...pos, index: pos.index + 1 } : { step: pos.step + 1, index: 0 }
+        ) {
+          const waitFrom = performance.now();
+          const may = await pipe.mayProduce(pos.step, () => pausing);
+          balancer?.meter.generatorWaited((performance.now() - waitFrom) / 1000);
+          if (pausing) {
+            ended = false;
+            return pos;
+          }
+          if (!may || this.request) return pos;
+          const step = pos.step;
+          const rollouts = await this.hold(
+            gen,
+            genDevices,
+            'generate',
+            step,
+            async () => {
               // In-flight updates apply between decoding steps only; taking the newest weights first
               // keeps a lag-0 step's first tokens on the weights the gate waited for.
               await gen.pullWeights();
@@ -336,14 +416,18 @@ export class StageLoop {
                 gen.generate({ numPrompts: prompts, groupSize: w.groupSize, temperature: w.temperature }),
               );
               return { value: r, profile: r.profile, tokens: r.newTokens, batch: prompts * w.groupSize };
-            });
-            if (!rollouts) return;
-            pipe.push({ step, index, value: rollouts });
-          }
+            },
+            (s) => balancer?.meter.generatorBusy(s),
+          );
+          if (!rollouts) return pos;
+          pipe.push({ step, index: pos.index, value: rollouts });
+        }
+        return pos;
       } finally {
-        pipe.endOfProduction();
+        if (ended) pipe.endOfProduction();
       }
-    })();
+    };
+    let producer = produce({ step: this.completedStep + 1, index: 0 });
 
     try {
       let stepStarted = performance.now();
@@ -351,48 +435,101 @@ export class StageLoop {
         const acc = { seconds: 0, staleness: noStaleness(), inflight: 0, overlap: 0 };
         let result: { checkpoint: CheckpointReport | null; done: boolean } | null = null;
         for (let index = 0; index < microBatches; index++) {
+          const waitFrom = performance.now();
           const mb = await pipe.take();
+          balancer?.meter.learnerWaited((performance.now() - waitFrom) / 1000);
           if (this.request || !mb) return await this.stop();
           const rollouts = mb.value;
           const last = index === microBatches - 1;
           acc.seconds += rollouts.profile.seconds;
           acc.inflight += rollouts.inflightUpdates;
-          result = await this.hold(this.d.engine, trainDevices, 'train', step, async () => {
-            const t0 = performance.now();
-            // The version this micro-batch is trained against (updates apply at the step's end).
-            const { weightVersion } = await this.d.engine.info();
-            acc.staleness = addStaleness(acc.staleness, stalenessOf(weightVersion, rollouts.versions));
-            const micro = await this.d.engine.train({
-              rollouts,
-              algorithm: w.algorithm,
-              lr: w.learningRate,
-              accumulate: microBatches > 1,
-            });
-            const applied = microBatches > 1 && last ? await this.d.engine.applyGradients() : null;
-            const stats = applied ?? micro;
-            acc.seconds += micro.seconds + (applied?.seconds ?? 0);
-            acc.overlap += generating.overlap(t0, performance.now());
-            const measured = { profile: micro.profile, tokens: micro.tokens, batch: rollouts.batch };
-            if (!last) return { value: { checkpoint: null, done: false }, ...measured };
-            await this.d.engine.publishWeights(shm);
-            pipe.published(step);
-            const now = performance.now();
-            const value = await this.afterTrain(step, stats, [
-              { step, name: 'tokens_per_second', value: acc.seconds > 0 ? stats.tokens / acc.seconds : 0 },
-              ...stalenessMetrics(step, acc.staleness),
-              { step, name: 'inflight_updates', value: acc.inflight },
-              { step, name: 'micro_batches', value: microBatches },
-              { step, name: 'pipeline_overlap_seconds', value: acc.overlap / 1000 },
-              { step, name: 'step_seconds', value: (now - stepStarted) / 1000 },
-            ]);
-            stepStarted = now;
-            return { value, ...measured };
-          });
+          const learner = this.learner;
+          result = await this.hold(
+            learner,
+            this.halves.train,
+            'train',
+            step,
+            async () => {
+              const t0 = performance.now();
+              // The version this micro-batch is trained against (updates apply at the step's end).
+              const { weightVersion } = await learner.info();
+              acc.staleness = addStaleness(acc.staleness, stalenessOf(weightVersion, rollouts.versions));
+              const micro = await learner.train({
+                rollouts,
+                algorithm: w.algorithm,
+                lr: w.learningRate,
+                accumulate: microBatches > 1,
+              });
+              const applied = microBatches > 1 && last ? await learner.applyGradients() : null;
+              const stats = applied ?? micro;
+              acc.seconds += micro.seconds + (applied?.seconds ?? 0);
+              acc.overlap += generating.overlap(t0, performance.now());
+              const measured = { profile: micro.profile, tokens: micro.tokens, batch: rollouts.batch };
+              if (!last) return { value: { checkpoint: null, done: false }, ...measured };
+              await learner.publishWeights(shm);
+              pipe.published(step);
+              const now = performance.now();
+              const value = await this.afterTrain(step, stats, [
+                { step, name: 'tokens_per_second', value: acc.seconds > 0 ? stats.tokens / acc.seconds : 0 },
+                ...stalenessMetrics(step, acc.staleness),
+                { step, name: 'inflight_updates', value: acc.inflight },
+                { step, name: 'micro_batches', value: microBatches },
+                { step, name: 'pipeline_overlap_seconds', value: acc.overlap / 1000 },
+                { step, name: 'step_seconds', value: (now - stepStarted) / 1000 },
+                { step, name: 'generate_devices', value: this.stages.generate.length },
+              ]);
+              stepStarted = now;
+              return { value, ...measured };
+            },
+            (s) => balancer?.meter.learnerBusy(s),
+          );
           if (result === null) return await this.stop();
         }
         this.completedStep = step;
         if (result!.checkpoint) this.record(result!.checkpoint);
         if (result!.done) return { outcome: 'succeeded', error: null };
+        if (!balancer) continue;
+
+        // The reactive balancer, at the step boundary.
+        const { decision, events } = balancer.afterStep(step, this.stages, w.steps - step);
+        this.d.report({
+          metrics: [{ step, name: 'stage_imbalance', value: decision.imbalance }],
+          profiles: [],
+          deviceSeconds: 0,
+          events,
+        });
+        if (!decision.move || this.request) continue;
+        const moveStarted = performance.now();
+        pausing = true;
+        pipe.interrupt();
+        const next = await producer;
+        pausing = false;
+        const from = this.stages;
+        const to = movedStages(from, decision.move);
+        const swapped = await this.hold(null, this.devices, 'rebalance', step, async (token) => {
+          const engines = await swapEngines({
+            learner: this.learner,
+            generator: this.generator!,
+            factory: this.d.engines!,
+            token,
+            split: { generate: to.generate.length, train: to.train.length },
+            shm,
+          });
+          this.learner = engines.learner;
+          this.generator = engines.generator;
+          this.moved = to;
+          return { value: true };
+        });
+        if (!swapped) return await this.stop();
+        const moveSeconds = (performance.now() - moveStarted) / 1000;
+        this.d.report({
+          metrics: [],
+          profiles: [],
+          deviceSeconds: 0,
+          events: [balancer.moved(step, decision, from, to, moveSeconds)],
+        });
+        stepStarted = performance.now();
+        producer = produce(next);
       }
       return { outcome: 'succeeded', error: null };
     } finally {
@@ -400,6 +537,13 @@ export class StageLoop {
       pipe.close();
       await producer.catch(() => undefined);
     }
+  }
+
+  /** The reactive balancer of a spatial placement, or null (temporal, hybrid, off, or no engine factory). */
+  private balancer(): ReactiveBalancer | null {
+    const on =
+      this.d.start.placement.mode === 'spatial' && this.d.engines !== undefined && this.d.balancer !== 'off';
+    return on ? new ReactiveBalancer(this.d.balancer === 'off' ? {} : this.d.balancer) : null;
   }
 
   /**
@@ -424,7 +568,7 @@ export class StageLoop {
     ];
     let accuracy: number | null = null;
     const evaluate = async () => {
-      accuracy = (await this.d.engine.evaluate()).accuracy;
+      accuracy = (await this.learner.evaluate()).accuracy;
       metrics.push({ step, name: 'eval_accuracy', value: accuracy });
       return accuracy;
     };
@@ -438,7 +582,8 @@ export class StageLoop {
       w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy;
     const done = isLast || reachedReward || reachedAccuracy;
     if (done && accuracy === null) await evaluate();
-    const checkpoint = done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step) : null;
+    const checkpoint =
+      done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step, this.learner) : null;
     this.d.report({ metrics, profiles: [], deviceSeconds: 0 });
     return { checkpoint, done };
   }
@@ -447,7 +592,7 @@ export class StageLoop {
     const outcome = this.stopOutcome()!;
     // A step abandoned between micro-batches: its partial gradient goes; the checkpoint below is
     // of the last completed step, whose weights accumulation never touched.
-    await this.d.engine.discardGradients();
+    await this.learner.discardGradients();
     if (outcome === 'preempted' || outcome === 'drained')
       await this.checkpointNowUnabortable(this.completedStep);
     return { outcome, error: null };

@@ -13,6 +13,7 @@ import { checkpointModelKey } from '../../common/storage/index.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
 import { insertProfiles, recordCheckpoint, recordUsage, upsertMetrics } from '../../common/jobs/reports.js';
+import { recordNodeEvents } from '../../common/jobs/node-events.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
 import {
   appliedSchema,
@@ -104,7 +105,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     path: '/v1/nodes/{id}/jobs/{jobId}/report',
     operationId: 'reportNodeJob',
     description:
-      'Metrics (one row per job, name and step), stage profiles and device-seconds; applied only while the job is placed on this node.',
+      'Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement ' +
+      '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node.',
     summary: 'Metrics per step, stage profiles and device-seconds of a running job',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
@@ -113,6 +115,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/report', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(reportBody, req.body);
+    // Events first: a move that does not fit the placement refuses the whole report (400).
+    const eventIds = await recordNodeEvents(pool, jobId, nodeId, body.events);
+    await notifyEvents(deps.redis, deps.names, jobId, eventIds);
     const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
     await insertProfiles(pool, jobId, nodeId, body.profiles);
     await recordUsage(
@@ -122,7 +127,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       body.deviceSeconds,
       splitReport(body.profiles, body.deviceSeconds),
     );
-    res.json({ applied: written > 0 || body.metrics.length === 0 });
+    res.json({
+      applied: (written > 0 || body.metrics.length === 0) && eventIds.length === body.events.length,
+    });
   });
 
   registerRoute(registry, {

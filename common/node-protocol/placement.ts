@@ -84,3 +84,20 @@ export function withStageMap(p: Omit<Placement, 'stages'> & { stages?: StageDevi
   if (p.stages) return p as Placement;
   return { ...p, ...stageDeviceMap(p.mode, p.devices) };
 }
+
+/**
+ * Whether `stages` is a stage map the placement's own mode allows on exactly its devices: what a
+ * node's reactive balancer may report after moving a device (spatial: two disjoint non-empty sets
+ * covering the devices; hybrid: generation on every device, training on a proper subset of them).
+ */
+export function isStageMapOf(p: Pick<Placement, 'mode' | 'devices'>, stages: StageDevices): boolean {
+  const all = new Set(p.devices);
+  const within = (xs: number[]) => xs.every((d) => all.has(d)) && new Set(xs).size === xs.length;
+  if (!within(stages.generate) || !within(stages.train)) return false;
+  if (p.mode === 'spatial') {
+    const gen = new Set(stages.generate);
+    return stages.train.every((d) => !gen.has(d)) && gen.size + stages.train.length === all.size;
+  }
+  if (p.mode === 'hybrid') return stages.generate.length === all.size && stages.train.length < all.size;
+  return false;
+}

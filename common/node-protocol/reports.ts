@@ -5,6 +5,7 @@
  */
 import { z } from '../zod.js';
 import { anyText, byteCount, int4, metaSchema, seconds, text } from './fields.js';
+import { stageDevicesSchema } from './placement.js';
 
 /** How a job's run on a node ended. `preempted`, `drained` and `crashed` return it to the queue. */
 export const nodeOutcomes = ['succeeded', 'failed', 'preempted', 'crashed', 'drained'] as const;
@@ -45,10 +46,57 @@ export const stageProfileSchema = z.strictObject({
 });
 export type StageProfileReport = z.output<typeof stageProfileSchema>;
 
+/** How many devices generate and how many train in a spatial or hybrid placement. */
+export const stageSplitSchema = z.strictObject({ generate: int4(1), train: int4(1) });
+export type StageSplit = z.output<typeof stageSplitSchema>;
+
+/**
+ * The worker's reactive balancer moved a device between generation and training inside the job's
+ * own placement (worker-node/balancer.ts). `stages` is the new per-stage device map, which the
+ * control plane records in the placement (it must cover the placement's devices exactly: a node
+ * moves devices within what it was given, never more).
+ */
+export const jobRebalancedSchema = z.strictObject({
+  type: z.literal('job.rebalanced'),
+  /** The last completed step when the move was taken (it applies from the next one). */
+  step: int4(),
+  from: stageSplitSchema,
+  to: stageSplitSchema,
+  stages: stageDevicesSchema,
+  /** The imbalance score that triggered it: > 0 generation over-loaded, < 0 training (−1…1). */
+  imbalance: z.number().min(-1).max(1),
+  /** Mean wall seconds per step over the window measured before the move. */
+  stepSecondsBefore: seconds(),
+  /** The balancer's prediction for the step after the move (service times scaled by devices). */
+  predictedStepSeconds: seconds(),
+  /** Measured cost of the move: the generator paused and both engines restarted on the new sets. */
+  moveSeconds: seconds(),
+});
+
+/** The step time measured after a move, once the balancer's window after it has run. */
+export const jobRebalanceMeasuredSchema = z.strictObject({
+  type: z.literal('job.rebalance_measured'),
+  step: int4(),
+  split: stageSplitSchema,
+  stepSecondsBefore: seconds(),
+  stepSecondsAfter: seconds(),
+  /** The imbalance score measured after the move. */
+  imbalance: z.number().min(-1).max(1),
+});
+
+/** Job events a node may report (each becomes a `job_events` row of that type). */
+export const nodeJobEventSchema = z
+  .discriminatedUnion('type', [jobRebalancedSchema, jobRebalanceMeasuredSchema])
+  .openapi('NodeJobEvent');
+export type NodeJobEvent = z.output<typeof nodeJobEventSchema>;
+export const nodeJobEventTypes = ['job.rebalanced', 'job.rebalance_measured'] as const;
+
 export const jobReportSchema = z
   .strictObject({
     metrics: z.array(metricPointSchema).max(10_000).default([]),
     profiles: z.array(stageProfileSchema).max(1000).default([]),
+    /** Decisions the worker took inside the job's placement, recorded as job events. */
+    events: z.array(nodeJobEventSchema).max(16).default([]),
     /**
      * Device-seconds since the last report. The API records at most what the job's placement could
      * have used: wall time since placement × devices held, less what was already recorded for it.

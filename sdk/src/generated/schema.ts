@@ -643,7 +643,7 @@ export interface paths {
         put?: never;
         /**
          * Metrics per step, stage profiles and device-seconds of a running job
-         * @description Metrics (one row per job, name and step), stage profiles and device-seconds; applied only while the job is placed on this node.
+         * @description Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement (`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node.
          */
         post: operations["reportNodeJob"];
         delete?: never;
@@ -1333,8 +1333,39 @@ export interface components {
                 /** @default null */
                 computeSeconds?: number | null;
             }[];
+            /** @default [] */
+            events?: components["schemas"]["NodeJobEvent"][];
             /** @default 0 */
             deviceSeconds?: number;
+        };
+        NodeJobEvent: {
+            /** @enum {string} */
+            type: "job.rebalanced";
+            step: number;
+            from: {
+                generate: number;
+                train: number;
+            };
+            to: {
+                generate: number;
+                train: number;
+            };
+            stages: components["schemas"]["StageDevices"];
+            imbalance: number;
+            stepSecondsBefore: number;
+            predictedStepSeconds: number;
+            moveSeconds: number;
+        } | {
+            /** @enum {string} */
+            type: "job.rebalance_measured";
+            step: number;
+            split: {
+                generate: number;
+                train: number;
+            };
+            stepSecondsBefore: number;
+            stepSecondsAfter: number;
+            imbalance: number;
         };
         CheckpointReport: {
             step: number;
