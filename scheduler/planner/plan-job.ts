@@ -37,6 +37,12 @@ export interface PlanInput {
   profile: ProfileSummary | null;
   /** Engine threads per device in the job's pool (1 when unknown). */
   threadsPerDevice?: number;
+  /**
+   * A running spatial or hybrid job's split as it runs (its placement's stage map, which the
+   * worker's reactive balancer may have changed): the plan is costed at that split instead of the
+   * best one, so the round and re-planning see the job as it is.
+   */
+  split?: { generate: number; train: number };
 }
 
 /** The job's cost model: the prior for its model and pool, fitted to whatever it has measured. */
@@ -64,6 +70,7 @@ export function searchEnginePlan(
   w: Workload,
   devices: number,
   requested: Workload['mode'],
+  split?: { generate: number; train: number },
 ): EnginePlan {
   const sequences = w.promptsPerStep * w.groupSize;
   const prompts = w.promptsPerStep;
@@ -100,7 +107,9 @@ export function searchEnginePlan(
   });
   if (requested === 'temporal' || devices < 2) return asEngine(temporal());
   if (requested === 'hybrid')
-    return hybridPlan(model, w, devices, granularities, overlapSteps) ?? asEngine(temporal());
+    return hybridPlan(model, w, devices, granularities, overlapSteps, split?.train) ?? asEngine(temporal());
+  if (requested === 'spatial' && split && split.generate >= 1 && split.train >= 1)
+    return fixedSpatialPlan(model, w, split, granularities, overlapSteps);
   const cuts: CutKind[] = requested === 'spatial' ? ['spatial'] : ['temporal', 'spatial'];
   const found = search(cuts, granularities);
   return asEngine(found ?? temporal());
@@ -121,12 +130,14 @@ function hybridPlan(
   n: number,
   granularities: number[],
   overlapSteps: boolean,
+  onlyTrain?: number,
 ): EnginePlan | null {
   let best: EnginePlan | null = null;
+  const fixed = onlyTrain !== undefined && onlyTrain >= 1 && onlyTrain < n ? onlyTrain : null;
   for (const m of granularities) {
     const b = (w.promptsPerStep / m) * w.groupSize;
     const gen = model.computeSeconds('generate', b, n) + model.switchSeconds('generate');
-    for (let t = 1; t < n; t++) {
+    for (let t = fixed ?? 1; t < (fixed === null ? n : fixed + 1); t++) {
       const train = model.computeSeconds('train', b, t) + model.switchSeconds('train');
       const latency = gen + train + weightSyncSeconds(w.parameters);
       const interval = gen + train;
@@ -154,6 +165,52 @@ function hybridPlan(
     }
   }
   return best;
+}
+
+/**
+ * Generation on the first `split.generate` devices and training on the next `split.train`,
+ * pipelined: the spatial cut of the search (search.ts) at one given split.
+ */
+function fixedSpatialPlan(
+  model: CostModel,
+  w: Workload,
+  split: { generate: number; train: number },
+  granularities: number[],
+  overlapSteps: boolean,
+): EnginePlan {
+  let best: EnginePlan | null = null;
+  const n = split.generate + split.train;
+  const all = Array.from({ length: n }, (_, i) => i);
+  for (const m of granularities) {
+    const b = (w.promptsPerStep / m) * w.groupSize;
+    const gen = model.computeSeconds('generate', b, split.generate) + model.switchSeconds('generate');
+    const train = model.computeSeconds('train', b, split.train) + model.switchSeconds('train');
+    const latency = gen + train + weightSyncSeconds(w.parameters);
+    const interval = Math.max(gen, train);
+    const step = overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+    if (best && step >= best.stepSeconds) continue;
+    const generate = all.slice(0, split.generate);
+    const trainDevices = all.slice(split.generate);
+    best = {
+      stepSeconds: step,
+      microBatches: m,
+      devices: n,
+      mode: 'spatial',
+      stageDevices: { generate, train: trainDevices },
+      latencySeconds: latency,
+      intervalSeconds: interval,
+      tree: {
+        kind: 'spatial',
+        devices: n,
+        leftDevices: split.generate,
+        left: { kind: 'stage', stage: 'generate', devices: split.generate },
+        right: { kind: 'stage', stage: 'train', devices: split.train },
+      },
+      generate,
+      train: trainDevices,
+    };
+  }
+  return best!;
 }
 
 /** Seconds each device is held per step under `plan` (device-weighted mean over the job's devices). */
@@ -188,7 +245,7 @@ function cacheKey(input: PlanInput): string {
   return (
     `${w.mode}|${w.parameters}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
     `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
-    `${input.threadsPerDevice}|${profileKey}`
+    `${input.threadsPerDevice}|${input.split ? `${input.split.generate}/${input.split.train}` : ''}|${profileKey}`
   );
 }
 
@@ -206,7 +263,7 @@ export function planJob(input: PlanInput): JobPlan {
 function computePlan(input: PlanInput): JobPlan {
   const w = input.workload;
   const model = costModelOf(input);
-  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode);
+  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode, input.split);
   const held = heldPerDevice(model, w, chosen);
   const stateBytes = w.parameters * STATE_BYTES_PER_PARAMETER;
   const sequences = w.promptsPerStep * w.groupSize;

@@ -125,6 +125,10 @@ export function considerReplan(
   const from = shapeOf(job.plan);
   const to = shapeOf(best);
   if (sameShape(from, to)) return null;
+  // The split inside a spatial placement is the worker's reactive balancer's (worker-node/balancer.ts):
+  // it moves a device in place, from measured queueing, for far less than a move through the queue.
+  // A plan that differs only there is left to it; `from` is the split the job runs at now.
+  if (from.mode === 'spatial' && to.mode === 'spatial' && from.microBatches === to.microBatches) return null;
   if (last && Math.abs(to.predictedStepSeconds / last.predictedStepSeconds - 1) < SHIFT) return null;
 
   const before = job.plan.stepSeconds;

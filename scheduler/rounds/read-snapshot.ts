@@ -245,6 +245,13 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     const res = (r.res ?? {}) as ResourcesJson;
     const devices = ((r.placement?.devices as number[] | undefined) ?? []).slice();
     const profile = profiles.get(r.id) ?? null;
+    // The split it runs at: the placement's stage map, which the worker's reactive balancer may
+    // have changed since (the API records a `job.rebalanced` move in the placement).
+    const stages = r.placement?.stages as { generate?: number[]; train?: number[] } | undefined;
+    const split =
+      stages?.generate?.length && stages.train?.length
+        ? { generate: stages.generate.length, train: stages.train.length }
+        : undefined;
     return {
       id: r.id,
       tenantId: r.tenant_id,
@@ -254,6 +261,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       devices,
       // A running job is costed as it runs: its placement's mode, split and micro-batches.
       plan: planJob({
+        ...(split ? { split } : {}),
         workload: {
           ...workloadOf(wf),
           mode: (r.placement?.mode as Workload['mode'] | undefined) ?? 'temporal',

@@ -124,4 +124,42 @@ describe('re-planning', () => {
     assert.ok(Math.abs(d.replan[0]!.measuredGainSeconds! - 0.9 * 990) < 1e-6);
     assert.equal(d.preempt.length, 0);
   });
+
+  it("leaves a spatial job's split to the worker's reactive balancer", () => {
+    // Neither stage gets faster with devices, so pipelining wins: spatial 2/2 on 4 devices.
+    const flat = (stage: string, devices: number, seconds: number, batch = 512) => ({
+      stage,
+      batch,
+      devices,
+      computeSeconds: seconds,
+      switchSeconds: 0.001,
+      count: 6,
+    });
+    const p4: ProfileSummary = {
+      ...profile,
+      stages: [1, 2, 4].flatMap((n) => [flat('generate', n, 0.3), flat('train', n, 0.3)]),
+    };
+    const input = { workload: w, devices: 4, maxDevices: 4, memoryPerDeviceBytes: null, profile: p4 };
+    const best4 = planJob(input);
+    assert.deepEqual([best4.mode, best4.generateDevices, best4.trainDevices], ['spatial', 2, 2]);
+    const at = (split: { generate: number; train: number }) =>
+      planJob({ ...input, workload: { ...w, mode: 'spatial', microBatches: best4.microBatches }, split });
+    const rebalanced = at({ generate: 3, train: 1 });
+    assert.deepEqual([rebalanced.generateDevices, rebalanced.trainDevices], [3, 1], 'costed at its split');
+    assert.ok(rebalanced.stepSeconds > best4.stepSeconds);
+    const r4 = (p: typeof best4) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 4)],
+          tenants: [tenant('a')],
+          running: [job({ devices: [0, 1, 2, 3], plan: p }, { profile: p4 })],
+          queued: [],
+        }),
+        defaultPolicy,
+        T0,
+      );
+    assert.equal(r4(rebalanced).replan.length, 0, 'another split alone is not a re-plan');
+    const temporal = planJob({ ...input, workload: { ...w, mode: 'temporal' } });
+    assert.equal(r4(temporal).replan[0]?.to.mode, 'spatial', 'another mode still is');
+  });
 });
