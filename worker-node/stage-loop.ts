@@ -6,7 +6,8 @@
  *   [warm-up]  supervised steps until the probe accuracy target (fresh models only)
  *   step k     temporal: generate + train in one native call on all the job's devices;
  *              spatial: generation and training pipelined on disjoint halves, in `microBatches`
- *              micro-batches per step (runSpatial);
+ *              micro-batches per step (runSpatial); at step boundaries the reactive balancer may
+ *              move one device between the halves (reactive-balancer.ts, rebalance-move.ts);
  *              evaluation every `evalEvery`, a checkpoint every `checkpointEvery` and at the end
  *              (written while the learner's devices are held)
  *

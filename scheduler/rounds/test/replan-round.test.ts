@@ -125,3 +125,31 @@ it('moves a job whose profile favours another plan, declines one too close to it
   assert.equal(second.replan.length, 0, 'no decision repeated while nothing shifted');
   assert.equal((await events(declined)).filter((e) => e.type.startsWith('job.replan')).length, 1);
 });
+
+it("reads a running spatial job at the split its placement records (a rebalance's, not the planner's)", async () => {
+  const id = await runningJob(0);
+  // What the API writes when the node reports a `job.rebalanced` (common/jobs/node-events.ts).
+  const placement = async (stages: { generate: number[]; train: number[] }) => {
+    await pool.query(
+      `UPDATE jobs SET placement = jsonb_set(placement, '{stages}', $2::jsonb) WHERE id = $1`,
+      [id, JSON.stringify(stages)],
+    );
+    const read = await readSnapshot(pool, 60_000);
+    return read.snapshot.running.find((r) => r.id === id)!.plan;
+  };
+  try {
+    const asPlaced = await placement({ generate: [0], train: [1] });
+    assert.deepEqual([asPlaced.mode, asPlaced.generateDevices, asPlaced.trainDevices], ['spatial', 1, 1]);
+    await pool.query(
+      `UPDATE jobs SET placement = jsonb_set(placement, '{devices}', '[0, 1, 2, 3]'::jsonb) WHERE id = $1`,
+      [id],
+    );
+    const moved = await placement({ generate: [0, 1, 2], train: [3] });
+    assert.deepEqual([moved.mode, moved.generateDevices, moved.trainDevices], ['spatial', 3, 1]);
+    const back = await placement({ generate: [0], train: [1, 2, 3] });
+    assert.deepEqual([back.generateDevices, back.trainDevices], [1, 3]);
+    assert.notEqual(moved.predictedStepSeconds, back.predictedStepSeconds, 'each costed at its own split');
+  } finally {
+    await pool.query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = $1`, [id]);
+  }
+});
