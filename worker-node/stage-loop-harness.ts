@@ -37,6 +37,8 @@ export interface HarnessOptions {
    * count): how a test stands in for devices whose speed adds up, which two shared cores cannot show.
    */
   wrap?: (engine: Engine, role: 'learner' | 'generator', devices: number) => Engine;
+  /** Default: a record of the step, written nowhere. */
+  saveCheckpoint?: StageLoopDeps['saveCheckpoint'];
 }
 
 export interface Harness {
@@ -111,7 +113,8 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     ...(o.balancer !== undefined ? { balancer: o.balancer } : {}),
     locks,
     start,
-    saveCheckpoint: async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} }),
+    saveCheckpoint:
+      o.saveCheckpoint ?? (async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} })),
     report: o.report,
     checkpointed: () => undefined,
     occupancy: () => undefined,

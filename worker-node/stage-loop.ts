@@ -20,7 +20,7 @@ import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
 import { LeaseKeeper } from '../common/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
-import type { BalancerConfig } from './balancer.js';
+import type { BalanceDecision, BalancerConfig } from './balancer.js';
 import { movedStages } from './balancer.js';
 import { ReactiveBalancer } from './reactive-balancer.js';
 import { swapEngines, type EngineFactory } from './rebalance-move.js';
@@ -382,19 +382,16 @@ export class StageLoop {
     const balancer = this.balancer();
     let pausing = false;
 
-    /** Generates from `from` on; resolves with the micro-batch it would produce next. */
+    const nextOf = (p: { step: number; index: number }) =>
+      p.index + 1 < microBatches ? { ...p, index: p.index + 1 } : { step: p.step + 1, index: 0 };
+    /** Generates from `from` on; resolves with the micro-batch it would produce next (a pause). */
     const produce = async (from: { step: number; index: number }) => {
       const gen = this.generator!;
       const genDevices = this.halves.generate;
       let pos = from;
       let ended = true;
       try {
-        for (
-          ;
-          pos.step <= w.steps;
-          pos =
-            pos.index + 1 < microBatches ? { ...pos, index: pos.index + 1 } : { step: pos.step + 1, index: 0 }
-        ) {
+        for (; pos.step <= w.steps; pos = nextOf(pos)) {
           const waitFrom = performance.now();
           const may = await pipe.mayProduce(pos.step, () => pausing);
           balancer?.meter.generatorWaited((performance.now() - waitFrom) / 1000);
@@ -505,30 +502,7 @@ export class StageLoop {
         pipe.interrupt();
         const next = await producer;
         pausing = false;
-        const from = this.stages;
-        const to = movedStages(from, decision.move);
-        const swapped = await this.hold(null, this.devices, 'rebalance', step, async (token) => {
-          const engines = await swapEngines({
-            learner: this.learner,
-            generator: this.generator!,
-            factory: this.d.engines!,
-            token,
-            split: { generate: to.generate.length, train: to.train.length },
-            shm,
-          });
-          this.learner = engines.learner;
-          this.generator = engines.generator;
-          this.moved = to;
-          return { value: true };
-        });
-        if (!swapped) return await this.stop();
-        const moveSeconds = (performance.now() - moveStarted) / 1000;
-        this.d.report({
-          metrics: [],
-          profiles: [],
-          deviceSeconds: 0,
-          events: [balancer.moved(step, decision, from, to, moveSeconds)],
-        });
+        if (!(await this.moveDevice(balancer, decision, step, shm, moveStarted))) return await this.stop();
         stepStarted = performance.now();
         producer = produce(next);
       }
@@ -538,6 +512,45 @@ export class StageLoop {
       pipe.close();
       await producer.catch(() => undefined);
     }
+  }
+
+  /**
+   * Moves one device as `decision` says, the generator already paused: both engines restarted on
+   * the new sets under one hold of all the job's devices (rebalance-move.ts), then `job.rebalanced`.
+   * False when a stop request came first.
+   */
+  private async moveDevice(
+    balancer: ReactiveBalancer,
+    decision: BalanceDecision,
+    step: number,
+    shm: string,
+    started: number,
+  ): Promise<boolean> {
+    const from = this.stages;
+    const to = movedStages(from, decision.move!);
+    const swapped = await this.hold(null, this.devices, 'rebalance', step, async (token) => {
+      const engines = await swapEngines({
+        learner: this.learner,
+        generator: this.generator!,
+        factory: this.d.engines!,
+        token,
+        split: { generate: to.generate.length, train: to.train.length },
+        shm,
+      });
+      this.learner = engines.learner;
+      this.generator = engines.generator;
+      this.moved = to;
+      return { value: true };
+    });
+    if (!swapped) return false;
+    const moveSeconds = (performance.now() - started) / 1000;
+    this.d.report({
+      metrics: [],
+      profiles: [],
+      deviceSeconds: 0,
+      events: [balancer.moved(step, decision, from, to, moveSeconds)],
+    });
+    return true;
   }
 
   /** The reactive balancer of a spatial placement, or null (temporal, hybrid, off, or no engine factory). */

@@ -18,7 +18,7 @@ import type { NodeJobEvent } from '../../common/node-protocol/index.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import type { Engine } from '../../native/index.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
-import { stageLoopHarness } from '../stage-loop-harness.js';
+import { stageLoopHarness, type HarnessOptions } from '../stage-loop-harness.js';
 
 const prefix = testPrefix();
 const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
@@ -51,8 +51,8 @@ function withDevices(e: Engine, role: 'learner' | 'generator', devices: number):
   return e;
 }
 
-test('a train-bound spatial job on a 3/1 split gets a device moved to training, and its steps get faster', async () => {
-  const spec = jobSpecSchema.parse({
+function specOf(steps: number) {
+  return jobSpecSchema.parse({
     name: 'rebalance',
     resources: { devices: 4 },
     workflow: {
@@ -60,7 +60,7 @@ test('a train-bound spatial job on a 3/1 split gets a device moved to training, 
       maxWeightLag: 1,
       microBatches: 2,
       task: { name: 'addition', digits: 1 },
-      steps: STEPS,
+      steps,
       promptsPerStep: 8,
       groupSize: 4,
       checkpointEvery: 1_000_000,
@@ -68,11 +68,16 @@ test('a train-bound spatial job on a 3/1 split gets a device moved to training, 
       warmup: { maxSteps: 0 },
     },
   });
-  const metrics: MetricPoint[] = [];
-  const events: NodeJobEvent[] = [];
+}
+
+function harness(
+  steps: number,
+  report: HarnessOptions['report'],
+  saveCheckpoint?: HarnessOptions['saveCheckpoint'],
+) {
   const devices = [0, 1, 2, 3];
-  const h = await stageLoopHarness({
-    spec,
+  return stageLoopHarness({
+    spec: specOf(steps),
     devices,
     map: stageDeviceMap('spatial', devices, { generate: 3, train: 1 }),
     memoryBytes: 256 * 2 ** 20,
@@ -82,11 +87,18 @@ test('a train-bound spatial job on a 3/1 split gets a device moved to training, 
     redisUrl: testRedisUrl(),
     lockPrefix: `${prefix}:lock`,
     leaseMs: 60_000,
-    report: (r) => {
-      metrics.push(...r.metrics);
-      events.push(...(r.events ?? []));
-    },
+    report,
     wrap: withDevices,
+    ...(saveCheckpoint ? { saveCheckpoint } : {}),
+  });
+}
+
+test('a train-bound spatial job on a 3/1 split gets a device moved to training, and its steps get faster', async () => {
+  const metrics: MetricPoint[] = [];
+  const events: NodeJobEvent[] = [];
+  const h = await harness(STEPS, (r) => {
+    metrics.push(...r.metrics);
+    events.push(...(r.events ?? []));
   });
   assert.deepEqual(h.start.placement.stages, { generate: [0, 1, 2], train: [3] });
   try {
@@ -127,4 +139,36 @@ test('a train-bound spatial job on a 3/1 split gets a device moved to training, 
   assert.equal(genDevices[0], 3);
   assert.equal(genDevices.at(-1), moves.at(-1)!.to.generate);
   assert.equal(metrics.filter((m) => m.name === 'reward_mean').length, STEPS, 'every step trained once');
+});
+
+test('a preemption right after a move checkpoints from the restarted learner on its new devices', async () => {
+  const events: NodeJobEvent[] = [];
+  const holds: { stage: string; devices: number }[] = [];
+  const saved: number[] = [];
+  const h = await harness(
+    STEPS,
+    (r) => {
+      events.push(...(r.events ?? []));
+      holds.push(...r.profiles.map((p) => ({ stage: p.stage, devices: p.devices })));
+      if (r.events?.some((e) => e.type === 'job.rebalanced')) h.loop.requestStop('preempt');
+    },
+    async (step, engine) => {
+      assert.equal((await engine.info()).threads, 2, 'the learner restarted on 2 devices saves');
+      saved.push(step);
+      return { step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} };
+    },
+  );
+  try {
+    assert.equal((await h.loop.run()).outcome, 'preempted');
+  } finally {
+    await h.close();
+  }
+  const move = events.find((e) => e.type === 'job.rebalanced')!;
+  assert.deepEqual(move.to, { generate: 2, train: 2 });
+  assert.deepEqual(saved, [move.step], 'the last completed step, once');
+  assert.deepEqual(holds.at(-1), { stage: 'checkpoint', devices: 2 });
+  assert.ok(
+    holds.some((x) => x.stage === 'rebalance' && x.devices === 4),
+    'the move held all 4 devices',
+  );
 });
