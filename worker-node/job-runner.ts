@@ -15,7 +15,7 @@ import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
-import type { EngineFactory } from './rebalance-move.js';
+import { deviceShare, jobEngineFactory } from './rebalance-move.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -50,14 +50,6 @@ export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']
   };
 }
 
-function deviceShare(placement: RunnerStart['placement'], devices: number) {
-  return {
-    kind: 'cpu' as const,
-    threads: placement.threadsPerDevice * devices,
-    memoryBytes: placement.memoryBytes * devices,
-  };
-}
-
 /** The engine from a checkpoint; a remote one is fetched into a scratch folder that never outlives this. */
 async function resumedEngine(
   store: ReturnType<typeof openCheckpointStore>,
@@ -71,11 +63,6 @@ async function resumedEngine(
   } finally {
     if (scratch) await fs.rm(scratch, { recursive: true, force: true });
   }
-}
-
-async function offloaded(e: Engine): Promise<Engine> {
-  if ((await e.info()).onloaded) await e.offload();
-  return e;
 }
 
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
@@ -101,14 +88,7 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
   const pending: Promise<void>[] = [];
   // The reactive balancer restarts the two sides on other device counts (rebalance-move.ts).
-  const engines: EngineFactory = {
-    learnerFrom: async (dir, devices) =>
-      offloaded(await Engine.fromCheckpoint(dir, deviceShare(start.placement, devices))),
-    generator: async (devices) =>
-      offloaded(
-        createEngine({ ...opts, device: deviceShare(start.placement, devices), seed: (opts.seed ?? 1) + 1 }),
-      ),
-  };
+  const engines = jobEngineFactory(opts, start.placement);
   const loop = new StageLoop({
     engine,
     generator,

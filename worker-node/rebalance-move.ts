@@ -14,7 +14,8 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Engine } from '../native/index.js';
+import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
+import type { Placement } from '../common/node-protocol/index.js';
 
 /** Creates a job's engines on a number of its devices (job-runner.ts and the harness implement it). */
 export interface EngineFactory {
@@ -22,6 +23,35 @@ export interface EngineFactory {
   learnerFrom(dir: string, devices: number): Promise<Engine>;
   /** A fresh generator, offloaded; its weights come from the learner's publication. */
   generator(devices: number): Promise<Engine>;
+}
+
+/** The engine device of `devices` of a placement's devices (each a thread budget and an arena share). */
+export function deviceShare(placement: Pick<Placement, 'threadsPerDevice' | 'memoryBytes'>, devices: number) {
+  return {
+    kind: 'cpu' as const,
+    threads: placement.threadsPerDevice * devices,
+    memoryBytes: placement.memoryBytes * devices,
+  };
+}
+
+async function offloaded(e: Engine): Promise<Engine> {
+  if ((await e.info()).onloaded) await e.offload();
+  return e;
+}
+
+/** A job process's factory: the job's engine options (job-runner.ts) on other device counts. */
+export function jobEngineFactory(
+  opts: CreateEngineOptions,
+  placement: Pick<Placement, 'threadsPerDevice' | 'memoryBytes'>,
+): EngineFactory {
+  return {
+    learnerFrom: async (dir, devices) =>
+      offloaded(await Engine.fromCheckpoint(dir, deviceShare(placement, devices))),
+    generator: async (devices) =>
+      offloaded(
+        createEngine({ ...opts, device: deviceShare(placement, devices), seed: (opts.seed ?? 1) + 1 }),
+      ),
+  };
 }
 
 export interface SwapInput {
