@@ -37,6 +37,11 @@ export interface PlanInput {
   profile: ProfileSummary | null;
   /** Engine threads per device in the job's pool (1 when unknown). */
   threadsPerDevice?: number;
+  /**
+   * Memory of one device in the pool: a stage may not run on so few devices that its sharded state
+   * (training: the whole optimizer state, generation: the weights) and a 30% working margin exceed it.
+   */
+  deviceMemoryBytes?: number;
 }
 
 /** The job's cost model: the prior for its model and pool, fitted to whatever it has measured. */
@@ -64,18 +69,28 @@ export function searchEnginePlan(
   w: Workload,
   devices: number,
   requested: Workload['mode'],
+  deviceMemoryBytes = Infinity,
 ): EnginePlan {
+  const fits = (stage: string, n: number) =>
+    (w.parameters * (stage === 'generate' ? 2 : STATE_BYTES_PER_PARAMETER) * 1.3) / n <= deviceMemoryBytes;
   const sequences = w.promptsPerStep * w.groupSize;
   const prompts = w.promptsPerStep;
   // `auto` chooses the granularity too; an explicit mode keeps the spec's micro-batches.
   const own = w.microBatches ?? 1;
   const granularities =
     requested === 'auto' || prompts % own !== 0 ? GRANULARITIES.filter((m) => prompts % m === 0) : [own];
-  const overlapSteps = (w.maxWeightLag ?? 1) > 0;
+  const weightLag = w.maxWeightLag ?? 1;
+  const overlapSteps = weightLag > 0;
   const costs = {
     call: (stage: number, batch: number, n: number) => {
       const name = ENGINE_STAGES[stage]!;
+      if (!fits(name, n)) return Infinity;
       return model.computeSeconds(name, batch, n) + model.switchSeconds(name);
+    },
+    streamed: (stage: number, batch: number, n: number) => {
+      const name = ENGINE_STAGES[stage]!;
+      if (!fits(name, n)) return Infinity;
+      return model.streamedSeconds(name, batch, n) + model.switchSeconds(name);
     },
     // One engine, one hold: the trainer's onload brings the weights generation needs.
     temporalCut: () => -model.switchSeconds('generate'),
@@ -89,6 +104,7 @@ export function searchEnginePlan(
       granularities: grains,
       cuts,
       overlapSteps,
+      weightLag,
       costs,
     });
   // The temporal plan always exists; searched only where it is the answer or the fallback.
@@ -100,7 +116,7 @@ export function searchEnginePlan(
   });
   if (requested === 'temporal' || devices < 2) return asEngine(temporal());
   if (requested === 'hybrid')
-    return hybridPlan(model, w, devices, granularities, overlapSteps) ?? asEngine(temporal());
+    return hybridPlan(model, w, devices, granularities, weightLag, fits) ?? asEngine(temporal());
   const cuts: CutKind[] = requested === 'spatial' ? ['spatial'] : ['temporal', 'spatial'];
   const found = search(cuts, granularities);
   return asEngine(found ?? temporal());
@@ -120,17 +136,22 @@ function hybridPlan(
   w: Workload,
   n: number,
   granularities: number[],
-  overlapSteps: boolean,
+  weightLag: number,
+  fits: (stage: string, n: number) => boolean,
 ): EnginePlan | null {
+  const overlapSteps = weightLag > 0;
   let best: EnginePlan | null = null;
   for (const m of granularities) {
     const b = (w.promptsPerStep / m) * w.groupSize;
     const gen = model.computeSeconds('generate', b, n) + model.switchSeconds('generate');
     for (let t = 1; t < n; t++) {
+      if (!fits('train', t)) continue;
       const train = model.computeSeconds('train', b, t) + model.switchSeconds('train');
       const latency = gen + train + weightSyncSeconds(w.parameters);
       const interval = gen + train;
-      const step = overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+      const step = overlapSteps
+        ? Math.max(latency / (1 + weightLag), m * interval)
+        : latency + (m - 1) * interval;
       if (best && step >= best.stepSeconds) continue;
       const all = Array.from({ length: n }, (_, i) => i);
       best = {
@@ -156,15 +177,15 @@ function hybridPlan(
   return best;
 }
 
-/** Seconds each device is held per step under `plan` (device-weighted mean over the job's devices). */
+/**
+ * Seconds each device computes per step under `plan` (device-weighted mean over the job's devices),
+ * switches excluded: the round adds a plan's switch share to its load on its own.
+ */
 function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number {
   const b = (w.promptsPerStep / plan.microBatches) * w.groupSize;
-  const gen =
-    plan.microBatches *
-    (model.computeSeconds('generate', b, plan.generate.length) + model.switchSeconds('generate'));
-  const train =
-    plan.microBatches * (model.computeSeconds('train', b, plan.train.length) + model.switchSeconds('train'));
-  if (plan.mode === 'temporal') return gen + train - model.switchSeconds('generate');
+  const gen = plan.microBatches * model.computeSeconds('generate', b, plan.generate.length);
+  const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
+  if (plan.mode === 'temporal') return gen + train;
   return (plan.generate.length * gen + plan.train.length * train) / Math.max(1, plan.devices);
 }
 
@@ -182,13 +203,16 @@ function cacheKey(input: PlanInput): string {
   const profileKey = p
     ? `${p.stepSeconds}|${p.busySeconds}|${p.switchSeconds}|${p.peakBytes}|${p.samples}|` +
       (p.stages ?? [])
-        .map((s) => `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count}`)
+        .map(
+          (s) =>
+            `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count},${s.occupancy}`,
+        )
         .join(';')
     : '';
   return (
     `${w.mode}|${w.parameters}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
     `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
-    `${input.threadsPerDevice}|${profileKey}`
+    `${input.threadsPerDevice}|${input.deviceMemoryBytes}|${profileKey}`
   );
 }
 
@@ -206,7 +230,11 @@ export function planJob(input: PlanInput): JobPlan {
 function computePlan(input: PlanInput): JobPlan {
   const w = input.workload;
   const model = costModelOf(input);
-  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode);
+  // `auto` splits a job only once its stages are measured: the prior is a size-based guess, and a
+  // wrong split (generation on too few devices) costs far more than a temporal step loses.
+  const measured = (input.profile?.stages?.length ?? 0) > 0;
+  const requested = w.mode === 'auto' && !measured ? 'temporal' : w.mode;
+  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), requested, input.deviceMemoryBytes);
   const held = heldPerDevice(model, w, chosen);
   const stateBytes = w.parameters * STATE_BYTES_PER_PARAMETER;
   const sequences = w.promptsPerStep * w.groupSize;
