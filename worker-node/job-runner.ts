@@ -15,6 +15,7 @@ import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
+import { lengthenCompletions } from './long-completions.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -89,6 +90,8 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
         seed: (opts.seed ?? 1) + 1,
       })
     : undefined;
+  if (generator) lengthenCompletions(generator, start, 'generate');
+  else lengthenCompletions(engine, start, 'rlStep');
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
   for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });

@@ -16,7 +16,12 @@ import type {
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
 import type { StageSample } from '../planner/cost-model.js';
-import { replanEventTypes, type ReplanInput, type ReplanKind } from '../planner/replan.js';
+import {
+  decisionEventTypes,
+  replanEventTypes,
+  type ReplanInput,
+  type ReplanKind,
+} from '../planner/replan.js';
 import { OUTLIER_FACTOR } from '../planner/profile-summary.js';
 
 interface WorkflowJson {
@@ -133,7 +138,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows, stageRows, replanRows] = await Promise.all([
+  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows] = await Promise.all([
     runningIds.length
       ? pool.query(
           `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -194,10 +199,19 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
              FROM job_events
             WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
             ORDER BY job_id, id DESC`,
-          [runningIds, Object.values(replanEventTypes)],
+          [runningIds, decisionEventTypes],
+        )
+      : { rows: [] },
+    // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
+    runningIds.length
+      ? pool.query(
+          `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
+            WHERE e.job_id = ANY($1::uuid[]) AND e.type = $2 AND e.created_at >= j.placed_at`,
+          [runningIds, replanEventTypes.fitted],
         )
       : { rows: [] },
   ]);
+  const fitted = new Set(fittedRows.rows.map((r) => r.job_id as string));
   const kindOf = Object.fromEntries(Object.entries(replanEventTypes).map(([k, t]) => [t, k as ReplanKind]));
   const lastReplan = new Map<string, NonNullable<ReplanInput['last']>>();
   for (const r of replanRows.rows)
@@ -275,6 +289,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         last: lastReplan.get(r.id) ?? null,
         sincePlaced: sincePlaced.get(r.id) ?? null,
+        fitted: fitted.has(r.id),
       },
     };
   });
