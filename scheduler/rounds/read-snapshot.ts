@@ -167,16 +167,21 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         )
       : { rows: [] },
     // The cost model's samples per stage and shape: means of the calls within 3× the median
-    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not.
+    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
+    // the job's first profiled step left out (profile-summary.ts `stageSamples` does the same).
     profiled.length
       ? pool.query(
-          `WITH p AS (
-             SELECT job_id, stage, batch, devices,
+          `WITH r AS (
+             SELECT job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
-                    onload_seconds + offload_seconds AS switching
+                    onload_seconds + offload_seconds AS switching,
+                    min(step) OVER (PARTITION BY job_id) AS first
                FROM stage_profiles
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
                 AND batch > 0 AND devices > 0
+           ), p AS (
+             -- A job's first profiled step is its cold start (first onload, allocations): not its pace.
+             SELECT job_id, stage, batch, devices, compute, switching FROM r WHERE step > first
            ), m AS (
              SELECT job_id, stage, batch, devices,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
