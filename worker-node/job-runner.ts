@@ -16,6 +16,7 @@ import { writeCheckpoint } from './checkpoint-writer.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
+import { lengthenCompletions } from './long-completions.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -82,6 +83,9 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
         seed: (opts.seed ?? 1) + 1,
       })
     : undefined;
+  // (Test-only; a generator the reactive balancer restarts is not wrapped again.)
+  if (generator) lengthenCompletions(generator, start, 'generate');
+  else lengthenCompletions(engine, start, 'rlStep');
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
   for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });

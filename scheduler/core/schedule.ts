@@ -6,11 +6,13 @@
  *      each queued job's plan, admit in tournament order (placing, time-sharing or preempting),
  *      and requeue the rest with their reason, position and estimated start (pool-round.ts);
  *   3. re-plan running jobs whose profiles now favour another plan (planner/replan.ts): a move is
- *      a preemption of the job itself, taken only in a pool where nothing waits.
+ *      a preemption of the job itself, taken only in a pool where nothing waits;
+ *   4. record, once per placement, the step time predicted for a running job from its first 5
+ *      profiled steps there (`job.plan_fitted`), re-planning on or off.
  */
 import { schedulePool, type PoolInput } from './pool-round.js';
 import type { Decisions, Policy, Snapshot } from './types.js';
-import { considerReplan } from '../planner/replan.js';
+import { considerFitted, considerReplan } from '../planner/replan.js';
 
 function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: number, out: Decisions): void {
   const waiting = new Set(out.queue.map((q) => q.pool));
@@ -51,5 +53,9 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   for (const name of [...pools.keys()].sort())
     schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);
   if (policy.replanning) replanRunning(pools, policy, now, out);
+  for (const r of stillRunning) {
+    const fitted = r.replan ? considerFitted(r, r.replan) : null;
+    if (fitted) out.replan.push(fitted);
+  }
   return out;
 }

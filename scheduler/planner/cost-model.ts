@@ -26,6 +26,12 @@ export interface StageSample {
   switchSeconds: number;
   /** Calls the medians are drawn from. */
   count: number;
+  /**
+   * Mean share of the stage's sequence slots busy over a call (generation: the rest is the
+   * stragglers' tail, which does not shrink with more devices and which a stage streaming on
+   * devices of its own refills). Absent when the engine does not report it.
+   */
+  occupancy?: number;
 }
 
 /** What the prior needs to know about a job and the devices it would run on. */
@@ -41,6 +47,11 @@ export interface StageCoefficients {
   fixed: number;
   parallel: number;
   serial: number;
+  /**
+   * Seconds per call the stragglers add after the slots' work (from a measured occupancy): neither
+   * more devices nor a smaller batch shorten it, and a stage streaming on devices of its own hides it.
+   */
+  tail?: number;
 }
 
 /**
@@ -78,15 +89,21 @@ export function priorSwitchSeconds(stage: string, facts: ModelFacts): number {
 }
 
 const features = (batch: number, devices: number) => [1, batch / Math.max(1, devices), batch];
-const dot = (c: StageCoefficients, x: number[]) => c.fixed * x[0]! + c.parallel * x[1]! + c.serial * x[2]!;
+const dot = (c: StageCoefficients, x: number[]) =>
+  c.fixed * x[0]! + c.parallel * x[1]! + c.serial * x[2]! + (c.tail ?? 0);
 
 /**
  * The ridge fit in relative terms (each sample's error as a share of its time, so a 10 ms stage
  * counts as much as a 1 s one), centred on the prior scaled by the samples' geometric mean ratio.
  */
 export function fitStage(prior: StageCoefficients, samples: readonly StageSample[]): StageCoefficients {
-  const usable = samples.filter((s) => s.computeSeconds > 0 && s.batch > 0 && s.devices > 0);
-  if (usable.length === 0) return prior;
+  const measured = samples.filter((s) => s.computeSeconds > 0 && s.batch > 0 && s.devices > 0);
+  if (measured.length === 0) return prior;
+  const tail = tailOf(measured);
+  const usable = measured
+    .map((s) => ({ ...s, computeSeconds: s.computeSeconds - tail }))
+    .filter((s) => s.computeSeconds > 0);
+  if (usable.length === 0) return { ...prior, tail };
   let logRatio = 0;
   let weight = 0;
   for (const s of usable) {
@@ -96,6 +113,13 @@ export function fitStage(prior: StageCoefficients, samples: readonly StageSample
   }
   const k = Math.exp(logRatio / weight);
   const centre = [prior.fixed * k, prior.parallel * k, prior.serial * k];
+  if (tail > 0) {
+    // With the tail measured apart, the rest is the slots' work, and slots come with devices.
+    const ref = usable.reduce((a, s) => (s.count > a.count ? s : a));
+    const x = features(ref.batch, ref.devices);
+    centre[1] = (centre[1]! * x[1]! + centre[2]! * x[2]!) / x[1]!;
+    centre[2] = 0;
+  }
   // Solve for u in θ = centre · (1 + u): minimise Σ w (A u − y)² + RIDGE · |u|².
   const ata = [
     [RIDGE, 0, 0],
@@ -117,7 +141,31 @@ export function fitStage(prior: StageCoefficients, samples: readonly StageSample
   const u = solveLinear(ata, aty) ?? [0, 0, 0];
   // A coefficient never goes negative: a fit that wants it below zero keeps none of that term.
   const coef = centre.map((c, i) => Math.max(0, c * (1 + u[i]!)));
-  return { fixed: coef[0]!, parallel: coef[1]!, serial: coef[2]! };
+  return { fixed: coef[0]!, parallel: coef[1]!, serial: coef[2]!, ...(tail > 0 ? { tail } : {}) };
+}
+
+/**
+ * A measured occupancy says how much of a call is the slots' work (which spreads over devices, as
+ * the slots come with them, and scales with the batch) and how much the stragglers' tail (a per-call
+ * latency): the most-measured shape's tail is taken out of every sample before the fit, and
+ * returned with the coefficients.
+ */
+function tailOf(samples: readonly StageSample[]): number {
+  const occupancy = meanOccupancy(samples);
+  if (occupancy === null) return 0;
+  const ref = samples.reduce((a, s) => (s.count > a.count ? s : a));
+  return (1 - occupancy) * ref.computeSeconds;
+}
+
+function meanOccupancy(samples: readonly StageSample[]): number | null {
+  let sum = 0;
+  let n = 0;
+  for (const s of samples)
+    if (s.occupancy !== undefined && s.occupancy > 0) {
+      sum += s.count * Math.min(1, s.occupancy);
+      n += s.count;
+    }
+  return n > 0 ? sum / n : null;
 }
 
 export interface StageModel {
@@ -126,6 +174,8 @@ export interface StageModel {
   switchSeconds: number;
   /** 0..1: how far the figures come from this job's own measurements. */
   confidence: number;
+  /** Measured slot occupancy (null: not reported, the stage is taken to have no tail to hide). */
+  occupancy: number | null;
 }
 
 /** A job's model: one fitted stage model per stage it runs. */
@@ -149,6 +199,7 @@ export class CostModel {
         coefficients: fitStage(priorCoefficients(stage, facts), own),
         switchSeconds: measuredSwitch ?? priorSwitchSeconds(stage, facts),
         confidence: Math.min(1, calls / CONFIDENT_AFTER),
+        occupancy: meanOccupancy(own),
       });
     }
   }
@@ -162,6 +213,15 @@ export class CostModel {
   /** Seconds of one call's work on `batch` sequences over `devices` devices. */
   computeSeconds(stage: string, batch: number, devices: number): number {
     return dot(this.stage(stage).coefficients, features(batch, devices));
+  }
+
+  /**
+   * Seconds a call adds in steady state when the stage streams on devices of its own: without the
+   * tail that does not spread over devices (the same as `computeSeconds` when no occupancy is known).
+   */
+  streamedSeconds(stage: string, batch: number, devices: number): number {
+    const c = this.stage(stage).coefficients;
+    return this.computeSeconds(stage, batch, devices) - (c.tail ?? 0);
   }
 
   switchSeconds(stage: string): number {

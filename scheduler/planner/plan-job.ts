@@ -38,6 +38,11 @@ export interface PlanInput {
   /** Engine threads per device in the job's pool (1 when unknown). */
   threadsPerDevice?: number;
   /**
+   * Memory of one device in the pool: a stage may not run on so few devices that its sharded state
+   * (training: the whole optimizer state, generation: the weights) and a 30% working margin exceed it.
+   */
+  deviceMemoryBytes?: number;
+  /**
    * A running spatial or hybrid job's split as it runs (its placement's stage map, which the
    * worker's reactive balancer may have changed): the plan is costed at that split instead of the
    * best one, so the round and re-planning see the job as it is.
@@ -70,19 +75,29 @@ export function searchEnginePlan(
   w: Workload,
   devices: number,
   requested: Workload['mode'],
+  deviceMemoryBytes = Infinity,
   split?: { generate: number; train: number },
 ): EnginePlan {
+  const fits = (stage: string, n: number) =>
+    (w.parameters * (stage === 'generate' ? 2 : STATE_BYTES_PER_PARAMETER) * 1.3) / n <= deviceMemoryBytes;
   const sequences = w.promptsPerStep * w.groupSize;
   const prompts = w.promptsPerStep;
   // `auto` chooses the granularity too; an explicit mode keeps the spec's micro-batches.
   const own = w.microBatches ?? 1;
   const granularities =
     requested === 'auto' || prompts % own !== 0 ? GRANULARITIES.filter((m) => prompts % m === 0) : [own];
-  const overlapSteps = (w.maxWeightLag ?? 1) > 0;
+  const weightLag = w.maxWeightLag ?? 1;
+  const overlapSteps = weightLag > 0;
   const costs = {
     call: (stage: number, batch: number, n: number) => {
       const name = ENGINE_STAGES[stage]!;
+      if (!fits(name, n)) return Infinity;
       return model.computeSeconds(name, batch, n) + model.switchSeconds(name);
+    },
+    streamed: (stage: number, batch: number, n: number) => {
+      const name = ENGINE_STAGES[stage]!;
+      if (!fits(name, n)) return Infinity;
+      return model.streamedSeconds(name, batch, n) + model.switchSeconds(name);
     },
     // One engine, one hold: the trainer's onload brings the weights generation needs.
     temporalCut: () => -model.switchSeconds('generate'),
@@ -96,6 +111,7 @@ export function searchEnginePlan(
       granularities: grains,
       cuts,
       overlapSteps,
+      weightLag,
       costs,
     });
   // The temporal plan always exists; searched only where it is the answer or the fallback.
@@ -107,9 +123,30 @@ export function searchEnginePlan(
   });
   if (requested === 'temporal' || devices < 2) return asEngine(temporal());
   if (requested === 'hybrid')
-    return hybridPlan(model, w, devices, granularities, overlapSteps, split?.train) ?? asEngine(temporal());
-  if (requested === 'spatial' && split && split.generate >= 1 && split.train >= 1)
-    return fixedSpatialPlan(model, w, split, granularities, overlapSteps);
+    return (
+      hybridPlan(model, w, devices, granularities, weightLag, fits, split?.train) ?? asEngine(temporal())
+    );
+  if (requested === 'spatial' && split && split.generate >= 1 && split.train >= 1) {
+    // The spatial cut at one given split: every other device count of a stage costs Infinity, so
+    // the search's only finite plan on generate + train devices is that split.
+    const only = (stage: number, n: number) =>
+      n === (ENGINE_STAGES[stage] === 'generate' ? split.generate : split.train);
+    const fixed = searchPlan({
+      stages: ENGINE_STAGES,
+      devices: split.generate + split.train,
+      batch: sequences,
+      granularities,
+      cuts: ['spatial'],
+      overlapSteps,
+      weightLag,
+      costs: {
+        ...costs,
+        call: (s, b, n) => (only(s, n) ? costs.call(s, b, n) : Infinity),
+        streamed: (s, b, n) => (only(s, n) ? costs.streamed(s, b, n) : Infinity),
+      },
+    });
+    if (fixed) return asEngine(fixed);
+  }
   const cuts: CutKind[] = requested === 'spatial' ? ['spatial'] : ['temporal', 'spatial'];
   const found = search(cuts, granularities);
   return asEngine(found ?? temporal());
@@ -129,19 +166,24 @@ function hybridPlan(
   w: Workload,
   n: number,
   granularities: number[],
-  overlapSteps: boolean,
+  weightLag: number,
+  fits: (stage: string, n: number) => boolean,
   onlyTrain?: number,
 ): EnginePlan | null {
+  const overlapSteps = weightLag > 0;
   let best: EnginePlan | null = null;
   const fixed = onlyTrain !== undefined && onlyTrain >= 1 && onlyTrain < n ? onlyTrain : null;
   for (const m of granularities) {
     const b = (w.promptsPerStep / m) * w.groupSize;
     const gen = model.computeSeconds('generate', b, n) + model.switchSeconds('generate');
     for (let t = fixed ?? 1; t < (fixed === null ? n : fixed + 1); t++) {
+      if (!fits('train', t)) continue;
       const train = model.computeSeconds('train', b, t) + model.switchSeconds('train');
       const latency = gen + train + weightSyncSeconds(w.parameters);
       const interval = gen + train;
-      const step = overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+      const step = overlapSteps
+        ? Math.max(latency / (1 + weightLag), m * interval)
+        : latency + (m - 1) * interval;
       if (best && step >= best.stepSeconds) continue;
       const all = Array.from({ length: n }, (_, i) => i);
       best = {
@@ -168,60 +210,14 @@ function hybridPlan(
 }
 
 /**
- * Generation on the first `split.generate` devices and training on the next `split.train`,
- * pipelined: the spatial cut of the search (search.ts) at one given split.
+ * Seconds each device computes per step under `plan` (device-weighted mean over the job's devices),
+ * switches excluded: the round adds a plan's switch share to its load on its own.
  */
-function fixedSpatialPlan(
-  model: CostModel,
-  w: Workload,
-  split: { generate: number; train: number },
-  granularities: number[],
-  overlapSteps: boolean,
-): EnginePlan {
-  let best: EnginePlan | null = null;
-  const n = split.generate + split.train;
-  const all = Array.from({ length: n }, (_, i) => i);
-  for (const m of granularities) {
-    const b = (w.promptsPerStep / m) * w.groupSize;
-    const gen = model.computeSeconds('generate', b, split.generate) + model.switchSeconds('generate');
-    const train = model.computeSeconds('train', b, split.train) + model.switchSeconds('train');
-    const latency = gen + train + weightSyncSeconds(w.parameters);
-    const interval = Math.max(gen, train);
-    const step = overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
-    if (best && step >= best.stepSeconds) continue;
-    const generate = all.slice(0, split.generate);
-    const trainDevices = all.slice(split.generate);
-    best = {
-      stepSeconds: step,
-      microBatches: m,
-      devices: n,
-      mode: 'spatial',
-      stageDevices: { generate, train: trainDevices },
-      latencySeconds: latency,
-      intervalSeconds: interval,
-      tree: {
-        kind: 'spatial',
-        devices: n,
-        leftDevices: split.generate,
-        left: { kind: 'stage', stage: 'generate', devices: split.generate },
-        right: { kind: 'stage', stage: 'train', devices: split.train },
-      },
-      generate,
-      train: trainDevices,
-    };
-  }
-  return best!;
-}
-
-/** Seconds each device is held per step under `plan` (device-weighted mean over the job's devices). */
 function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number {
   const b = (w.promptsPerStep / plan.microBatches) * w.groupSize;
-  const gen =
-    plan.microBatches *
-    (model.computeSeconds('generate', b, plan.generate.length) + model.switchSeconds('generate'));
-  const train =
-    plan.microBatches * (model.computeSeconds('train', b, plan.train.length) + model.switchSeconds('train'));
-  if (plan.mode === 'temporal') return gen + train - model.switchSeconds('generate');
+  const gen = plan.microBatches * model.computeSeconds('generate', b, plan.generate.length);
+  const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
+  if (plan.mode === 'temporal') return gen + train;
   return (plan.generate.length * gen + plan.train.length * train) / Math.max(1, plan.devices);
 }
 
@@ -239,13 +235,17 @@ function cacheKey(input: PlanInput): string {
   const profileKey = p
     ? `${p.stepSeconds}|${p.busySeconds}|${p.switchSeconds}|${p.peakBytes}|${p.samples}|` +
       (p.stages ?? [])
-        .map((s) => `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count}`)
+        .map(
+          (s) =>
+            `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count},${s.occupancy}`,
+        )
         .join(';')
     : '';
   return (
     `${w.mode}|${w.parameters}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
     `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
-    `${input.threadsPerDevice}|${input.split ? `${input.split.generate}/${input.split.train}` : ''}|${profileKey}`
+    `${input.threadsPerDevice}|${input.deviceMemoryBytes}|` +
+    `${input.split ? `${input.split.generate}/${input.split.train}` : ''}|${profileKey}`
   );
 }
 
@@ -263,7 +263,18 @@ export function planJob(input: PlanInput): JobPlan {
 function computePlan(input: PlanInput): JobPlan {
   const w = input.workload;
   const model = costModelOf(input);
-  const chosen = searchEnginePlan(model, w, Math.max(1, input.devices), w.mode, input.split);
+  // `auto` splits a job only once its stages are measured: the prior is a size-based guess, and a
+  // wrong split (generation on too few devices) costs far more than a temporal step loses.
+  const measured = (input.profile?.stages?.length ?? 0) > 0;
+  const requested = w.mode === 'auto' && !measured ? 'temporal' : w.mode;
+  const chosen = searchEnginePlan(
+    model,
+    w,
+    Math.max(1, input.devices),
+    requested,
+    input.deviceMemoryBytes,
+    input.split,
+  );
   const held = heldPerDevice(model, w, chosen);
   const stateBytes = w.parameters * STATE_BYTES_PER_PARAMETER;
   const sequences = w.promptsPerStep * w.groupSize;

@@ -39,8 +39,11 @@ export function trimmedMean(xs: number[]): number {
 
 export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
   const groups = new Map<string, ProfileRow[]>();
+  // The first profiled step is the job's cold start (first onload, allocations), not its pace.
+  const first = Math.min(...rows.map((r) => r.step ?? Infinity));
   for (const r of rows) {
-    if (r.step === null || !MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
+    if (r.step === null || r.step <= first) continue;
+    if (!MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
     const key = `${r.stage}|${r.batch}|${r.devices}`;
     const g = groups.get(key) ?? [];
     g.push(r);

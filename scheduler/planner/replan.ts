@@ -19,16 +19,26 @@ export interface ReplanInput {
   last: { kind: ReplanKind; at: number; predictedStepSeconds: number; beforeStepSeconds: number } | null;
   /** Steps and mean wall seconds per step since the current placement (null before two steps). */
   sincePlaced: { steps: number; stepSeconds: number } | null;
+  /** A `job.plan_fitted` event is recorded for the current placement already. */
+  fitted?: boolean;
 }
 
-export type ReplanKind = 'move' | 'decline' | 'measured';
+export type ReplanKind = 'move' | 'decline' | 'measured' | 'fitted';
 
 /** The job event each decision is recorded as. */
 export const replanEventTypes: Record<ReplanKind, string> = {
   move: 'job.replanned',
   decline: 'job.replan_declined',
   measured: 'job.replan_measured',
+  fitted: 'job.plan_fitted',
 };
+
+/** The events a later decision is measured against (`fitted` is a record, not a decision). */
+export const decisionEventTypes = [
+  replanEventTypes.move,
+  replanEventTypes.decline,
+  replanEventTypes.measured,
+];
 
 export interface PlanShape {
   mode: JobPlan['mode'];
@@ -54,6 +64,9 @@ export interface ReplanDecision {
   /** `measured` only: the step time in the new placement and the gain it gives over the remaining steps. */
   measuredStepSeconds?: number;
   measuredGainSeconds?: number;
+  /** `fitted` only: profiled steps the prediction is fitted to, and its confidence. */
+  samples?: number;
+  confidence?: number;
 }
 
 /** Profiled steps before a plan is trusted enough to move a job for. */
@@ -129,10 +142,10 @@ export function considerReplan(
   // it moves a device in place, from measured queueing, for far less than a move through the queue.
   // A plan that differs only there is left to it; `from` is the split the job runs at now.
   if (from.mode === 'spatial' && to.mode === 'spatial' && from.microBatches === to.microBatches) return null;
-  if (last && Math.abs(to.predictedStepSeconds / last.predictedStepSeconds - 1) < SHIFT) return null;
-
   const before = job.plan.stepSeconds;
   const after = best.stepSeconds;
+  if (last && Math.abs(after / last.predictedStepSeconds - 1) < SHIFT) return null;
+
   const predictedGainSeconds = (before - after) * remainingSteps;
   if (predictedGainSeconds <= 0) return null;
   // The move: the step in flight is lost (half of one on average), the state is checkpointed and
@@ -147,11 +160,38 @@ export function considerReplan(
   return {
     ...base,
     kind: pays ? 'move' : 'decline',
-    predictedStepSeconds: to.predictedStepSeconds,
+    // The whole step (off-device time included), as `before` and the measured step are.
+    predictedStepSeconds: after,
     beforeStepSeconds: before,
     from,
     to,
     predictedGainSeconds,
     moveCostSeconds,
+  };
+}
+
+/**
+ * The prediction for the plan a job runs, once it has run 5 profiled steps in its placement: the
+ * round's step time for it (the fit to its own profiles, off-device time included), recorded once
+ * per placement as `job.plan_fitted`, so what the model predicts can be set beside what the job
+ * then measures.
+ */
+export function considerFitted(job: RunningJob, input: ReplanInput): ReplanDecision | null {
+  if (input.fitted || !input.profile || input.profile.samples < MIN_SAMPLES) return null;
+  if (!input.sincePlaced || input.sincePlaced.steps < MIN_SAMPLES) return null;
+  const shape = shapeOf(job.plan);
+  return {
+    jobId: job.id,
+    tenantId: job.tenantId,
+    kind: 'fitted',
+    predictedStepSeconds: job.plan.stepSeconds,
+    beforeStepSeconds: job.plan.stepSeconds,
+    from: shape,
+    to: shape,
+    remainingSteps: Math.max(0, job.steps - job.stepsDone),
+    predictedGainSeconds: 0,
+    moveCostSeconds: 0,
+    samples: input.profile.samples,
+    confidence: job.plan.confidence,
   };
 }

@@ -8,7 +8,11 @@
  * Every result carries two figures: its latency (one micro-batch through it) and its interval (the
  * time between micro-batches in steady state, the bottleneck). A step of m micro-batches costs the
  * pipeline formula of DESIGN §4, `T = T_critical + (m − 1) · T_bottleneck`, or, when consecutive
- * steps overlap (a generator may run ahead by a bounded weight lag), `max(T_critical, m · T_bottleneck)`.
+ * steps overlap (a generator may run ahead by a weight lag of L steps), `max(T_critical / (1 + L), m · T_bottleneck)`:
+ * L + 1 steps are in flight, so the critical path bounds a step only through its share of them.
+ * A stage on devices of its own streams: the slots its finished sequences free are refilled by the
+ * next micro-batch, so its steady-state interval is its streamed cost (its tail hidden) while one
+ * micro-batch's latency keeps the tail (`SearchCosts.streamed`).
  *
  * The best split of n devices between two parts is where the faster-with-more-devices left part
  * meets the slower-with-fewer right part: a binary search for the crossing and a small window
@@ -24,6 +28,12 @@ export interface SearchCosts {
   temporalCut?(k: number, devices: number): number;
   /** Extra seconds once per step when the chain is cut spatially after stage k (e.g. a weight sync). */
   spatialCut?(k: number, devices: number): number;
+  /**
+   * Seconds one call adds in steady state when its stage has devices of its own and the next
+   * micro-batch fills the slots its finished sequences free (a generation's straggler tail hidden);
+   * absent: `call`. Used only for the intervals of spatial cuts: taking turns refills nothing.
+   */
+  streamed?(stage: number, batch: number, devices: number): number;
 }
 
 export interface SearchInput {
@@ -38,6 +48,8 @@ export interface SearchInput {
   cuts: readonly CutKind[];
   /** Consecutive steps overlap (a bounded weight lag lets generation run ahead). */
   overlapSteps: boolean;
+  /** Steps a generator may run ahead when steps overlap (default 1). */
+  weightLag?: number;
   costs: SearchCosts;
 }
 
@@ -70,6 +82,8 @@ const FULL_SCAN_BELOW = 48;
 interface Table {
   latency: Float64Array;
   interval: Float64Array;
+  /** The interval when the sub-plan's devices stream (its own, refilled): what a spatial cut reads. */
+  stream: Float64Array;
   objective: Float64Array;
   kind: Int8Array;
   cut: Int16Array;
@@ -94,8 +108,9 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
   const allowTemporal = input.cuts.includes('temporal');
   const allowSpatial = input.cuts.includes('spatial');
   const batch = input.batch / m;
+  const inFlight = 1 + Math.max(1, input.weightLag ?? 1);
   const stepOf = (latency: number, interval: number) =>
-    input.overlapSteps ? Math.max(latency, m * interval) : latency + (m - 1) * interval;
+    input.overlapSteps ? Math.max(latency / inFlight, m * interval) : latency + (m - 1) * interval;
   const tables = new Map<number, Table>();
   const key = (i: number, j: number) => i * S + j;
   const table = (i: number, j: number) => tables.get(key(i, j))!;
@@ -106,6 +121,7 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
       const t: Table = {
         latency: new Float64Array(N + 1).fill(Infinity),
         interval: new Float64Array(N + 1).fill(Infinity),
+        stream: new Float64Array(N + 1).fill(Infinity),
         objective: new Float64Array(N + 1).fill(Infinity),
         kind: new Int8Array(N + 1).fill(-1),
         cut: new Int16Array(N + 1),
@@ -116,6 +132,7 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
         n: number,
         latency: number,
         interval: number,
+        stream: number,
         kind: number,
         cut: number,
         left: number,
@@ -125,6 +142,7 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
           t.objective[n] = obj;
           t.latency[n] = latency;
           t.interval[n] = interval;
+          t.stream[n] = stream;
           t.kind[n] = kind;
           t.cut[n] = cut;
           t.leftDevices[n] = left;
@@ -133,35 +151,23 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
       for (let n = 1; n <= N; n++) {
         if (len === 1) {
           const c = input.costs.call(i, batch, n);
-          offer(n, c, c, LEAF, 0, 0);
+          offer(n, c, c, input.costs.streamed?.(i, batch, n) ?? c, LEAF, 0, 0);
         } else {
           for (let k = i; k < j; k++) {
             const L = table(i, k);
             const R = table(k + 1, j);
             if (allowTemporal && L.objective[n]! < Infinity && R.objective[n]! < Infinity) {
               const sw = input.costs.temporalCut?.(k, n) ?? 0;
-              offer(
-                n,
-                L.latency[n]! + R.latency[n]! + sw,
-                L.interval[n]! + R.interval[n]! + sw,
-                TEMPORAL,
-                k,
-                n,
-              );
+              const interval = L.interval[n]! + R.interval[n]! + sw;
+              offer(n, L.latency[n]! + R.latency[n]! + sw, interval, interval, TEMPORAL, k, n);
             }
             if (allowSpatial && n >= 2) {
               const extra = input.costs.spatialCut?.(k, n) ?? 0;
               for (const n1 of splitCandidates(L.objective, R.objective, n)) {
                 const n2 = n - n1;
                 if (L.objective[n1]! === Infinity || R.objective[n2]! === Infinity) continue;
-                offer(
-                  n,
-                  L.latency[n1]! + R.latency[n2]! + extra,
-                  Math.max(L.interval[n1]!, R.interval[n2]!),
-                  SPATIAL,
-                  k,
-                  n1,
-                );
+                const interval = Math.max(L.stream[n1]!, R.stream[n2]!);
+                offer(n, L.latency[n1]! + R.latency[n2]! + extra, interval, interval, SPATIAL, k, n1);
               }
             }
           }
@@ -171,6 +177,7 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
           t.objective[n] = t.objective[n - 1]!;
           t.latency[n] = t.latency[n - 1]!;
           t.interval[n] = t.interval[n - 1]!;
+          t.stream[n] = t.stream[n - 1]!;
           t.kind[n] = FEWER;
         }
       }

@@ -16,7 +16,12 @@ import type {
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
 import type { StageSample } from '../planner/cost-model.js';
-import { replanEventTypes, type ReplanInput, type ReplanKind } from '../planner/replan.js';
+import {
+  decisionEventTypes,
+  replanEventTypes,
+  type ReplanInput,
+  type ReplanKind,
+} from '../planner/replan.js';
 import { OUTLIER_FACTOR } from '../planner/profile-summary.js';
 
 interface WorkflowJson {
@@ -133,7 +138,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows, stageRows, replanRows] = await Promise.all([
+  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows] = await Promise.all([
     runningIds.length
       ? pool.query(
           `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -162,16 +167,21 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         )
       : { rows: [] },
     // The cost model's samples per stage and shape: means of the calls within 3× the median
-    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not.
+    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
+    // the job's first profiled step left out (profile-summary.ts `stageSamples` does the same).
     profiled.length
       ? pool.query(
-          `WITH p AS (
-             SELECT job_id, stage, batch, devices,
+          `WITH r AS (
+             SELECT job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
-                    onload_seconds + offload_seconds AS switching
+                    onload_seconds + offload_seconds AS switching,
+                    min(step) OVER (PARTITION BY job_id) AS first
                FROM stage_profiles
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
                 AND batch > 0 AND devices > 0
+           ), p AS (
+             -- A job's first profiled step is its cold start (first onload, allocations): not its pace.
+             SELECT job_id, stage, batch, devices, compute, switching FROM r WHERE step > first
            ), m AS (
              SELECT job_id, stage, batch, devices,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
@@ -194,10 +204,19 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
              FROM job_events
             WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
             ORDER BY job_id, id DESC`,
-          [runningIds, Object.values(replanEventTypes)],
+          [runningIds, decisionEventTypes],
+        )
+      : { rows: [] },
+    // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
+    runningIds.length
+      ? pool.query(
+          `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
+            WHERE e.job_id = ANY($1::uuid[]) AND e.type = $2 AND e.created_at >= j.placed_at`,
+          [runningIds, replanEventTypes.fitted],
         )
       : { rows: [] },
   ]);
+  const fitted = new Set(fittedRows.rows.map((r) => r.job_id as string));
   const kindOf = Object.fromEntries(Object.entries(replanEventTypes).map(([k, t]) => [t, k as ReplanKind]));
   const lastReplan = new Map<string, NonNullable<ReplanInput['last']>>();
   for (const r of replanRows.rows)
@@ -283,6 +302,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         last: lastReplan.get(r.id) ?? null,
         sincePlaced: sincePlaced.get(r.id) ?? null,
+        fitted: fitted.has(r.id),
       },
     };
   });

@@ -32,6 +32,11 @@ export interface SimOptions {
   seed?: number;
   /** Sees every round's snapshot and decisions (tests, diagnostics). */
   observe?: (snapshot: Snapshot, decisions: Decisions, now: number) => void;
+  /**
+   * Jobs are submitted with `mode: "auto"`, so the stage planner chooses temporal, spatial or hybrid
+   * plans from their profiles; otherwise every job runs temporally, as its user configured it.
+   */
+  planner?: boolean;
 }
 
 export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions = {}): SimResult {
@@ -100,7 +105,10 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     pendingRounds.delete(t);
     const now = clock.now;
     decayUsage(now);
-    const snapshot = buildSnapshot(nodes, workload.tenants, usage, jobs);
+    const snapshot = buildSnapshot(nodes, workload.tenants, usage, jobs, {
+      planner: opts.planner ?? false,
+      deviceMemoryBytes: workload.cluster.deviceMemoryBytes,
+    });
     const started = performance.now();
     const d = schedule(snapshot, policy, toMs(now));
     rec.roundWallMs.push(performance.now() - started);
@@ -142,7 +150,13 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       }
       rec.placements++;
       if (p.sharedWith > 0) rec.sharedPlacements++;
-      j.start(p.nodeId, p.devices, delay);
+      rec.placementsByMode[p.mode] = (rec.placementsByMode[p.mode] ?? 0) + 1;
+      j.start(p.nodeId, p.devices, delay, {
+        mode: p.mode,
+        generate: p.stages.generate,
+        train: p.stages.train,
+        microBatches: p.plan.microBatches ?? 1,
+      });
     }
     if (d.takeBack.length > 0) requestRound(now);
   }
@@ -153,7 +167,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     const bound = policy.timeSharing ? policy.maxJobsPerDevice : 1;
     for (const j of jobs) {
       if (j.status !== 'running') continue;
-      if (j.devices.length !== j.spec.devices)
+      // A plan may use fewer devices than the spec's when more would not make it faster.
+      if (j.devices.length < 1 || j.devices.length > j.spec.devices)
         rec.violation(`${j.spec.id} holds ${j.devices.length} devices`);
       if (j.spec.deviceBytes > workload.cluster.deviceMemoryBytes)
         rec.violation(`${j.spec.id} does not fit device memory`);

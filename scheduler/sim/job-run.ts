@@ -1,14 +1,25 @@
 /**
- * One job's life in the simulation: queued, placed, stepping through its phases under the device
- * lock, checkpointing, preempted (a checkpoint at notice; if it outlasts the grace period the job is
- * taken back and loses its steps since the last periodic checkpoint), requeued, resumed, finished.
- * Every callback it schedules carries the run's token, so a preemption cancels what was in flight.
+ * One job's life in the simulation: queued, placed, stepping under the device lock in the plan it
+ * was placed with, checkpointing, preempted (a checkpoint at notice; if it outlasts the grace period
+ * the job is taken back and loses its steps since the last periodic checkpoint), requeued, resumed,
+ * finished. Every callback it schedules carries the run's token, so a preemption cancels what was
+ * in flight.
+ *
+ * A temporal plan runs a step as one sequence of phases on all the job's devices (step.ts). A
+ * spatial or hybrid plan runs two loops: the generator on its devices and the trainer on its own
+ * (a hybrid's shared devices taken in turns under the lock). The generator may start a step's batch
+ * once training is within the job's weight lag of it; with a lag it streams (the slots its
+ * stragglers free are refilled by the next batch, so it spends the turn's bulk, and the batch is
+ * ready when its tail ends), without one it waits out each turn's tail and the trainer has already
+ * trained all but the last of the plan's micro-batches while generation went on.
  */
 import type { Clock } from './events.js';
 import type { DeviceLocks } from './devices.js';
 import type { Rng } from './rng.js';
 import type { ProfileSummary } from '../core/types.js';
-import { drawStep, meanTailFactor, type Phase } from './step.js';
+import type { PlacementMode } from '../../common/node-protocol/placement.js';
+import type { StageSample } from '../planner/cost-model.js';
+import { drawStep, drawTurn, meanTurnUnits, turnOn, drawTurnUnits, type Phase } from './step.js';
 import { stepFigures, type SimJobSpec, type SimPhysics } from './model.js';
 
 export type DeviceTimeKind = 'useful' | 'switch' | 'checkpoint';
@@ -18,6 +29,26 @@ export interface JobHooks {
   /** The checkpoint at notice is written: the devices are free and the job goes back to the queue. */
   checkpointedAfterNotice(job: JobRun): void;
   deviceTime(kind: DeviceTimeKind, deviceSeconds: number): void;
+}
+
+/** How the placement runs the job: its mode and the devices of each stage (node device indices). */
+export interface RunPlan {
+  mode: PlacementMode;
+  generate: number[];
+  train: number[];
+  microBatches: number;
+}
+
+/** Sequences a step's batch holds, as the planner is told (64 prompts × 8 samples). */
+export const STEP_SEQUENCES = 512;
+
+type Side = 'generate' | 'train';
+
+interface StageSums {
+  seconds: number;
+  bulk: number;
+  calls: number;
+  devices: number;
 }
 
 export class JobRun {
@@ -30,6 +61,7 @@ export class JobRun {
   requeueReason: 'preempted' | null = null;
   nodeId = '';
   devices: number[] = [];
+  plan: RunPlan | null = null;
   placedAt = 0;
   notice: number | null = null;
   firstPlacedAt: number | null = null;
@@ -39,14 +71,27 @@ export class JobRun {
   /** Each preemption notice: when the run it ended had been placed, and when the notice came. */
   readonly preemptions: { placedAt: number; at: number }[] = [];
   readonly checkpointSeconds: number;
-  private readonly pair: { generate: number; train: number };
-  private readonly tail: number;
+  private readonly switchBandwidth: number;
+  private readonly meanUnits: number;
+  /** Mean bulk / sync of a turn for this job's tail (what an earlier run of it measured). */
+  private readonly occupancy: number;
   private token = 0;
   private phases: Phase[] = [];
   private phase = 0;
-  private holding = false;
-  private holdFrom = 0;
+  /** Holds in progress, by side (a temporal hold is `generate`), with their devices. */
+  private readonly holds = new Map<Side, { from: number; devices: number[] }>();
   private sums = { step: 0, held: 0, switches: 0, n: 0 };
+  private stageSums: Record<Side, StageSums> = {
+    generate: { seconds: 0, bulk: 0, calls: 0, devices: 0 },
+    train: { seconds: 0, bulk: 0, calls: 0, devices: 0 },
+  };
+  private lastStepAt = 0;
+  // Pipelined plans: batches generated in this placement, batches ready for training, trainer state.
+  private generated = 0;
+  private ready = 0;
+  private training = false;
+  private generating = false;
+  private preTrainDue = 0;
 
   constructor(
     readonly spec: SimJobSpec,
@@ -57,18 +102,37 @@ export class JobRun {
     private readonly hooks: JobHooks,
   ) {
     this.checkpointSeconds = spec.stateBytesPerDevice / physics.checkpointBytesPerSecond;
-    const bw = physics.switchBytesPerSecond;
-    this.pair = {
-      generate: (2 * spec.generateBytesPerDevice) / bw,
-      train: (2 * spec.stateBytesPerDevice) / bw,
-    };
-    this.tail = meanTailFactor(spec.shape.tailSigma, rng);
+    this.switchBandwidth = physics.switchBytesPerSecond;
+    this.meanUnits = meanTurnUnits(spec.shape.tailSigma, rng);
+    let bulk = 0;
+    let sync = 0;
+    for (let i = 0; i < 100; i++) {
+      const u = drawTurnUnits(spec.shape.tailSigma, rng);
+      bulk += u.bulk;
+      sync += u.sync;
+    }
+    this.occupancy = bulk / sync;
+  }
+
+  get lag(): number {
+    return this.spec.maxWeightLag ?? 0;
+  }
+
+  /** Onload + offload of one hold of a side on `n` devices (the job's state sharded over them). */
+  private pairSeconds(side: Side, n: number): number {
+    const perDevice = side === 'generate' ? this.spec.generateBytesPerDevice : this.spec.stateBytesPerDevice;
+    return (2 * perDevice * this.spec.devices) / Math.max(1, n) / this.switchBandwidth;
+  }
+
+  private bytesPerDevice(side: Side | 'checkpoint', n: number): number {
+    const perDevice = side === 'generate' ? this.spec.generateBytesPerDevice : this.spec.stateBytesPerDevice;
+    return (perDevice * this.spec.devices) / Math.max(1, n);
   }
 
   /**
-   * What the worker would report: step time without waits for the lock, held time, and one onload
-   * and offload per hold (the switch the job pays per step once it shares its devices: the weights
-   * for a generation hold, the training state for a training hold).
+   * What the worker would report: step time without waits for the lock, held time per device, one
+   * onload and offload per hold (the switch it pays per step once it shares its devices), and per
+   * stage the mean call on the devices it ran on with its slot occupancy.
    */
   profile(): ProfileSummary | null {
     const s = this.sums;
@@ -80,21 +144,62 @@ export class JobRun {
       switchSeconds,
       peakBytes: this.spec.deviceBytes,
       samples: s.n,
+      stages: this.stageSamples(),
     };
   }
 
-  /** The profile an earlier run of the same workload measured: the shape's means, five samples. */
+  private stageSamples(): StageSample[] {
+    const out: StageSample[] = [];
+    for (const side of ['generate', 'train'] as const) {
+      const st = this.stageSums[side];
+      if (st.calls === 0) continue;
+      const devices = Math.round(st.devices / st.calls);
+      out.push({
+        stage: side,
+        batch: STEP_SEQUENCES,
+        devices,
+        computeSeconds: st.seconds / st.calls,
+        switchSeconds: this.pairSeconds(side, devices),
+        count: st.calls,
+        ...(side === 'generate' ? { occupancy: st.bulk / Math.max(1e-9, st.seconds) } : {}),
+      });
+    }
+    return out;
+  }
+
+  /** The profile an earlier run of the same workload measured (temporal, on its own devices): five samples. */
   private earlierRunProfile(): ProfileSummary {
     const f = stepFigures(this.spec.shape);
     const sh = this.spec.shape;
+    const d = this.spec.devices;
     const generateHolds = sh.envSeconds > 0 ? sh.turns : 1;
-    const switchSeconds = generateHolds * this.pair.generate + this.pair.train;
+    const switchSeconds = generateHolds * this.pairSeconds('generate', d) + this.pairSeconds('train', d);
+    const generateSeconds = sh.turns * sh.generateSeconds;
     return {
       stepSeconds: f.step,
       busySeconds: f.held + switchSeconds,
       switchSeconds,
       peakBytes: this.spec.deviceBytes,
       samples: 5,
+      stages: [
+        {
+          stage: 'generate',
+          batch: STEP_SEQUENCES,
+          devices: d,
+          computeSeconds: generateSeconds,
+          switchSeconds: this.pairSeconds('generate', d),
+          count: 5,
+          occupancy: this.occupancy,
+        },
+        {
+          stage: 'train',
+          batch: STEP_SEQUENCES,
+          devices: d,
+          computeSeconds: sh.trainSeconds + sh.syncSeconds,
+          switchSeconds: this.pairSeconds('train', d),
+          count: 5,
+        },
+      ],
     };
   }
 
@@ -105,26 +210,30 @@ export class JobRun {
   }
 
   /** Placed now; its first step begins after `delay` (the round's decision cost). */
-  start(nodeId: string, devices: number[], delay: number): void {
+  start(nodeId: string, devices: number[], delay: number, plan?: RunPlan): void {
     const now = this.clock.now;
     this.status = 'running';
     this.nodeId = nodeId;
     this.devices = devices;
+    this.plan = plan && plan.mode !== 'temporal' ? plan : null;
     this.placedAt = now;
     this.notice = null;
     this.attempts++;
     this.queuedSeconds += now - this.queuedAt;
     this.firstPlacedAt ??= now;
     this.token++;
+    this.lastStepAt = now + delay;
+    if (this.plan) {
+      this.generated = this.stepsDone;
+      this.ready = this.stepsDone;
+      this.training = false;
+      this.generating = false;
+      this.preTrainDue = 0;
+      this.later(delay, () => this.pump());
+      return;
+    }
     this.newStep();
     this.later(delay, () => this.advance());
-  }
-
-  private newStep(): void {
-    const due =
-      (this.stepsDone + 1) % this.spec.checkpointEvery === 0 && this.stepsDone + 1 < this.spec.steps;
-    this.phases = drawStep(this.spec.shape, this.rng, this.tail, due ? this.checkpointSeconds : null);
-    this.phase = 0;
   }
 
   private later(seconds: number, fn: () => void): void {
@@ -134,36 +243,106 @@ export class JobRun {
     });
   }
 
-  private advance(): void {
-    const p = this.phases[this.phase];
-    if (!p) return this.stepDone();
-    if (!p.held) return this.later(p.seconds, () => this.next());
+  private checkpointDue(): boolean {
+    return (this.stepsDone + 1) % this.spec.checkpointEvery === 0 && this.stepsDone + 1 < this.spec.steps;
+  }
+
+  /** Holds `devices` for `seconds` of `kind` work (after the switch the lock charges), then `done`. */
+  private hold(
+    side: Side,
+    devices: number[],
+    seconds: number,
+    kind: DeviceTimeKind,
+    bytes: number,
+    done: () => void,
+  ): void {
     const token = this.token;
-    const { nodeId, devices } = this;
     this.locks.request({
       jobId: this.spec.id,
-      nodeId,
+      nodeId: this.nodeId,
       devices,
-      bytesPerDevice:
-        p.kind === 'generate' ? this.spec.generateBytesPerDevice : this.spec.stateBytesPerDevice,
+      bytesPerDevice: bytes,
       grant: (switchSeconds) => {
-        if (token !== this.token) return this.locks.release(this.spec.id, nodeId, devices);
-        this.holding = true;
-        this.hooks.deviceTime('switch', switchSeconds * this.devices.length);
-        this.holdFrom = this.clock.now + switchSeconds;
-        this.later(switchSeconds + p.seconds, () => {
-          this.endHold(p.kind === 'checkpoint' ? 'checkpoint' : 'useful');
-          this.next();
+        if (token !== this.token) return this.locks.release(this.spec.id, this.nodeId, devices);
+        this.hooks.deviceTime('switch', switchSeconds * devices.length);
+        this.holds.set(side, { from: this.clock.now + switchSeconds, devices });
+        this.later(switchSeconds + seconds, () => {
+          this.endHold(side, kind);
+          done();
         });
       },
     });
   }
 
-  private endHold(kind: DeviceTimeKind): void {
-    if (!this.holding) return;
-    this.hooks.deviceTime(kind, Math.max(0, this.clock.now - this.holdFrom) * this.devices.length);
-    this.holding = false;
-    this.locks.release(this.spec.id, this.nodeId, this.devices);
+  private endHold(side: Side, kind: DeviceTimeKind): void {
+    const h = this.holds.get(side);
+    if (!h) return;
+    this.hooks.deviceTime(kind, Math.max(0, this.clock.now - h.from) * h.devices.length);
+    this.holds.delete(side);
+    this.locks.release(this.spec.id, this.nodeId, h.devices);
+  }
+
+  // ---- Temporal: one sequence of phases per step on all the devices.
+
+  private newStep(): void {
+    const d = this.spec.devices;
+    const n = this.devices.length;
+    const { phases, turns } = drawStep(this.spec.shape, this.rng, this.meanUnits, null);
+    // On fewer devices than the spec's (a plan that found more would not help) work spreads over fewer.
+    let turn = 0;
+    for (const p of phases) {
+      if (p.kind === 'generate') {
+        const onN = turnOn(turns[turn++]!, d, n);
+        p.seconds = onN.sync;
+      } else if (p.kind === 'train') p.seconds = (p.seconds * d) / n;
+    }
+    if (this.checkpointDue())
+      phases.push({ kind: 'checkpoint', held: true, seconds: this.checkpointSeconds });
+    const gen = turns.map((t) => turnOn(t, d, n));
+    this.recordStage(
+      'generate',
+      n,
+      gen.reduce((a, t) => a + t.sync, 0),
+      gen.reduce((a, t) => a + t.bulk, 0),
+    );
+    const train = phases.filter((p) => p.kind === 'train').reduce((a, p) => a + p.seconds, 0);
+    this.recordStage('train', n, train, train);
+    this.phases = phases;
+    this.phase = 0;
+  }
+
+  private pendingStage: { side: Side; devices: number; seconds: number; bulk: number }[] = [];
+
+  /** Stage figures count once the step they belong to is done (a preempted step reports nothing). */
+  private recordStage(side: Side, devices: number, seconds: number, bulk: number): void {
+    this.pendingStage.push({ side, devices, seconds, bulk });
+  }
+
+  private commitStages(): void {
+    for (const p of this.pendingStage) {
+      const st = this.stageSums[p.side];
+      st.seconds += p.seconds;
+      st.bulk += p.bulk;
+      st.calls++;
+      st.devices += p.devices;
+    }
+    this.pendingStage = [];
+  }
+
+  private advance(): void {
+    const p = this.phases[this.phase];
+    if (!p) return this.temporalStepDone();
+    if (!p.held) return this.later(p.seconds, () => this.next());
+    const n = this.devices.length;
+    const side: Side = p.kind === 'generate' ? 'generate' : 'train';
+    this.hold(
+      side,
+      this.devices,
+      p.seconds,
+      p.kind === 'checkpoint' ? 'checkpoint' : 'useful',
+      this.bytesPerDevice(side, n),
+      () => this.next(),
+    );
   }
 
   private next(): void {
@@ -171,27 +350,146 @@ export class JobRun {
     this.advance();
   }
 
-  private stepDone(): void {
+  private temporalStepDone(): void {
+    const n = this.devices.length;
+    let held = 0;
+    let switches = 0;
+    for (const p of this.phases) {
+      if (p.kind === 'checkpoint' || !p.held) continue;
+      held += p.seconds;
+      switches += this.pairSeconds(p.kind === 'generate' ? 'generate' : 'train', n);
+    }
+    const wall = this.phases.filter((p) => p.kind !== 'checkpoint').reduce((a, p) => a + p.seconds, 0);
+    this.stepDone(
+      wall,
+      held,
+      switches,
+      this.phases.some((p) => p.kind === 'checkpoint'),
+    );
+    if (this.status !== 'running') return;
+    this.newStep();
+    this.advance();
+  }
+
+  private stepDone(wall: number, heldPerDevice: number, switches: number, checkpointed: boolean): void {
     this.stepsDone++;
     const s = this.sums;
-    for (const p of this.phases) {
-      if (p.kind === 'checkpoint') continue;
-      s.step += p.seconds;
-      if (p.held) {
-        s.held += p.seconds;
-        s.switches += p.kind === 'generate' ? this.pair.generate : this.pair.train;
-      }
-    }
+    s.step += wall;
+    s.held += heldPerDevice;
+    s.switches += switches;
     s.n++;
-    if (this.phases.some((p) => p.kind === 'checkpoint')) this.lastCheckpoint = this.stepsDone;
+    this.commitStages();
+    if (checkpointed) this.lastCheckpoint = this.stepsDone;
     if (this.stepsDone >= this.spec.steps) {
       this.leave();
       this.status = 'done';
       this.finishedAt = this.clock.now;
-      return this.hooks.finished(this);
+      this.hooks.finished(this);
     }
-    this.newStep();
-    this.advance();
+  }
+
+  // ---- Spatial and hybrid: a generator loop and a trainer loop.
+
+  /** Starts whatever can start: the next batch's generation (within the lag) and the next training. */
+  private pump(): void {
+    const plan = this.plan!;
+    if (!this.generating && this.generated < this.spec.steps && this.generated <= this.stepsDone + this.lag) {
+      this.generating = true;
+      this.generateBatch(plan, 0, this.generated, { sync: 0, bulk: 0 });
+    }
+    if (!this.training && this.preTrainDue > 0) {
+      const seconds = this.preTrainDue;
+      this.preTrainDue = 0;
+      this.training = true;
+      this.hold(
+        'train',
+        plan.train,
+        seconds,
+        'useful',
+        this.bytesPerDevice('train', plan.train.length),
+        () => {
+          this.training = false;
+          this.pump();
+        },
+      );
+    } else if (!this.training && this.ready > this.stepsDone) this.trainBatch(plan);
+  }
+
+  private trainSeconds(plan: RunPlan): number {
+    const sh = this.spec.shape;
+    return ((sh.trainSeconds + sh.syncSeconds) * this.spec.devices) / plan.train.length;
+  }
+
+  /** Off-device seconds per step (environment and rewards): what the profile's gap reports. */
+  private offDeviceSeconds(): number {
+    const sh = this.spec.shape;
+    return sh.turns * sh.envSeconds + sh.rewardSeconds;
+  }
+
+  private generateBatch(
+    plan: RunPlan,
+    turn: number,
+    batch: number,
+    acc: { sync: number; bulk: number },
+  ): void {
+    const sh = this.spec.shape;
+    if (turn === 0 && this.lag === 0 && plan.microBatches > 1)
+      // On-policy, pipelined within the step: the trainer takes all but the last micro-batch as they come.
+      this.preTrainDue += (this.trainSeconds(plan) * (plan.microBatches - 1)) / plan.microBatches;
+    const t = turnOn(drawTurn(sh, this.rng, this.meanUnits), this.spec.devices, plan.generate.length);
+    const seconds = this.lag > 0 ? t.bulk : t.sync;
+    const tail = t.sync - seconds;
+    acc.sync += t.sync;
+    acc.bulk += t.bulk;
+    this.hold(
+      'generate',
+      plan.generate,
+      seconds,
+      'useful',
+      this.bytesPerDevice('generate', plan.generate.length),
+      () => {
+        if (turn + 1 < sh.turns) {
+          this.later(tail + sh.envSeconds, () => this.generateBatch(plan, turn + 1, batch, acc));
+          return;
+        }
+        this.recordStage('generate', plan.generate.length, acc.sync, acc.bulk);
+        this.generated = batch + 1;
+        this.generating = false;
+        // The batch's stragglers end after the generator moved on; rewards are scored off the devices.
+        this.later(tail + sh.envSeconds + sh.rewardSeconds, () => {
+          this.ready = Math.max(this.ready, batch + 1);
+          this.pump();
+        });
+        this.pump();
+      },
+    );
+    if (turn === 0 && this.preTrainDue > 0) this.pump();
+  }
+
+  private trainBatch(plan: RunPlan): void {
+    this.training = true;
+    const full = this.trainSeconds(plan);
+    const seconds = this.lag === 0 && plan.microBatches > 1 ? full / plan.microBatches : full;
+    const checkpoint = this.checkpointDue();
+    const bytes = this.bytesPerDevice('train', plan.train.length);
+    this.recordStage('train', plan.train.length, full, full);
+    this.hold('train', plan.train, seconds, 'useful', bytes, () => {
+      const finish = () => {
+        const wall = this.clock.now - this.lastStepAt;
+        this.lastStepAt = this.clock.now;
+        const g = plan.generate.length;
+        const tr = plan.train.length;
+        const union = new Set([...plan.generate, ...plan.train]).size;
+        const generateHolds = this.spec.shape.turns;
+        const switches =
+          (this.pairSeconds('generate', g) * g * generateHolds + this.pairSeconds('train', tr) * tr) / union;
+        this.training = false;
+        this.stepDone(wall, Math.max(0, wall - this.offDeviceSeconds()), switches, checkpoint);
+        if (this.status === 'running') this.pump();
+      };
+      if (!checkpoint) return finish();
+      this.hold('train', plan.train, this.checkpointSeconds, 'checkpoint', bytes, finish);
+    });
   }
 
   /** A preemption notice: stop the step, write a checkpoint, and leave if it is done within the grace. */
@@ -200,10 +498,12 @@ export class JobRun {
     this.notice = now;
     this.preemptions.push({ placedAt: this.placedAt, at: now });
     this.token++;
-    if (this.holding) {
-      this.hooks.deviceTime('useful', Math.max(0, now - this.holdFrom) * this.devices.length);
-      this.holdFrom = now;
-    } else this.locks.cancel(this.spec.id, this.nodeId);
+    this.pendingStage = [];
+    for (const [side, h] of this.holds) {
+      this.hooks.deviceTime('useful', Math.max(0, now - h.from) * h.devices.length);
+      this.holds.set(side, { from: now, devices: h.devices });
+    }
+    this.locks.cancel(this.spec.id, this.nodeId);
     if (this.checkpointSeconds <= graceSeconds)
       this.later(this.checkpointSeconds, () => {
         this.lastCheckpoint = this.stepsDone;
@@ -220,9 +520,10 @@ export class JobRun {
   }
 
   private leave(): void {
-    this.endHold('checkpoint');
+    for (const side of [...this.holds.keys()]) this.endHold(side, 'checkpoint');
     this.locks.evict(this.spec.id, this.nodeId, this.devices);
     this.token++;
+    this.pendingStage = [];
     this.devices = [];
   }
 }

@@ -61,6 +61,11 @@ export interface SimJobSpec {
    * measured profile instead of leaving the planner to its prior.
    */
   recurring?: boolean;
+  /**
+   * Steps generation may run ahead of training (PipelineRL-style asynchronous RL); 0 or absent:
+   * on-policy. Only a job that allows it can overlap its steps in a spatial plan.
+   */
+  maxWeightLag?: number;
 }
 
 export interface SimWorkload {

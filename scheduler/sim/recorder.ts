@@ -14,6 +14,8 @@ export class Recorder {
   preemptions = 0;
   placements = 0;
   sharedPlacements = 0;
+  /** Placements by the mode of their plan. */
+  readonly placementsByMode: Record<string, number> = {};
   takeBacks = 0;
   /** Per tenant: ∫ share dt and ∫ entitlement dt (fractions of the pool × seconds). */
   readonly shares = new Map<string, { share: number; entitlement: number }>();

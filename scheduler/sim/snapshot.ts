@@ -29,10 +29,17 @@ export function simNodes(c: ClusterSpec): NodeState[] {
   }));
 }
 
+export interface SnapshotOptions {
+  /** Jobs ask for `auto` (the planner chooses); otherwise `temporal`. */
+  planner: boolean;
+  deviceMemoryBytes: number;
+}
+
 /** The spec's figures a planner sees before profiles (a batch of 64 prompts × 8 samples, 1k tokens). */
-export function specWorkload(s: SimJobSpec): Workload {
+export function specWorkload(s: SimJobSpec, planner = false): Workload {
   return {
-    mode: 'temporal',
+    mode: planner ? 'auto' : 'temporal',
+    maxWeightLag: s.maxWeightLag ?? 0,
     parameters: s.parameters,
     steps: s.steps,
     promptsPerStep: 64,
@@ -52,7 +59,9 @@ export function buildSnapshot(
   tenants: readonly TenantSpec[],
   usage: ReadonlyMap<string, TenantUsage>,
   jobs: readonly JobRun[],
+  opts: SnapshotOptions = { planner: false, deviceMemoryBytes: Infinity },
 ): Snapshot {
+  const workloadOf = (s: SimJobSpec) => specWorkload(s, opts.planner);
   const active = new Map<string, number>();
   const running: RunningJob[] = [];
   const queued: QueuedJob[] = [];
@@ -68,10 +77,16 @@ export function buildSnapshot(
         nodeId: j.nodeId,
         devices: j.devices,
         plan: planJob({
-          workload: specWorkload(s),
+          // A running job is costed as it runs: the mode it was placed with.
+          workload: {
+            ...workloadOf(s),
+            mode: j.plan?.mode ?? 'temporal',
+            microBatches: j.plan?.microBatches ?? 1,
+          },
           devices: s.devices,
           maxDevices: s.devices,
           memoryPerDeviceBytes: s.deviceBytes,
+          deviceMemoryBytes: opts.deviceMemoryBytes,
           profile: j.profile(),
         }),
         placedAt: toMs(j.placedAt),
@@ -91,7 +106,7 @@ export function buildSnapshot(
         devices: s.devices,
         maxDevices: s.devices,
         memoryPerDeviceBytes: s.deviceBytes,
-        workload: specWorkload(s),
+        workload: workloadOf(s),
         stepsDone: j.stepsDone,
         attempts: j.attempts,
         requeueReason: j.requeueReason,

@@ -32,6 +32,8 @@ export interface Summary {
   roundP99Ms: number;
   rounds: number;
   violations: string[];
+  /** Placements by plan mode, e.g. "temporal 80, spatial 40". */
+  plans: string;
 }
 
 export function quantile(xs: readonly number[], q: number): number {
@@ -98,5 +100,8 @@ export function summarise(label: string, r: SimResult): Summary {
     roundP99Ms: quantile(r.recorder.roundWallMs, 0.99),
     rounds: r.recorder.roundWallMs.length,
     violations: r.recorder.violations,
+    plans: Object.entries(r.recorder.placementsByMode)
+      .map(([mode, n]) => `${mode} ${n}`)
+      .join(', '),
   };
 }

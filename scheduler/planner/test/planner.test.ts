@@ -57,12 +57,13 @@ function exhaustive(
   costs: SearchCosts,
   overlap: boolean,
 ): number {
-  const all = (i: number, j: number, d: number): { latency: number; interval: number }[] => {
-    const out: { latency: number; interval: number }[] = [];
+  type Result = { latency: number; interval: number; stream: number };
+  const all = (i: number, j: number, d: number): Result[] => {
+    const out: Result[] = [];
     for (let used = 1; used <= d; used++) {
       if (i === j) {
         const c = costs.call(i, batch / m, used);
-        out.push({ latency: c, interval: c });
+        out.push({ latency: c, interval: c, stream: costs.streamed?.(i, batch / m, used) ?? c });
         continue;
       }
       for (let k = i; k < j; k++) {
@@ -70,24 +71,23 @@ function exhaustive(
           for (const l of all(i, k, used))
             for (const r of all(k + 1, j, used)) {
               const sw = costs.temporalCut?.(k, used) ?? 0;
-              out.push({ latency: l.latency + r.latency + sw, interval: l.interval + r.interval + sw });
+              const interval = l.interval + r.interval + sw;
+              out.push({ latency: l.latency + r.latency + sw, interval, stream: interval });
             }
         if (cuts.includes('spatial'))
           for (let n1 = 1; n1 < used; n1++)
             for (const l of all(i, k, n1))
               for (const r of all(k + 1, j, used - n1)) {
                 const extra = costs.spatialCut?.(k, used) ?? 0;
-                out.push({
-                  latency: l.latency + r.latency + extra,
-                  interval: Math.max(l.interval, r.interval),
-                });
+                const interval = Math.max(l.stream, r.stream);
+                out.push({ latency: l.latency + r.latency + extra, interval, stream: interval });
               }
       }
     }
     return out;
   };
-  const step = (x: { latency: number; interval: number }) =>
-    overlap ? Math.max(x.latency, m * x.interval) : x.latency + (m - 1) * x.interval;
+  const step = (x: Result) =>
+    overlap ? Math.max(x.latency / 2, m * x.interval) : x.latency + (m - 1) * x.interval;
   return Math.min(...all(0, stages - 1, n).map(step));
 }
 
@@ -104,24 +104,31 @@ describe('plan search', () => {
     spatialCut: () => 0.01,
   };
 
+  // Generation streams on devices of its own: its tail (a third of a call) is hidden in steady state.
+  const streaming: SearchCosts = {
+    ...costs,
+    streamed: (s, b, n) => costs.call(s, b, n) * (s === 0 ? 0.67 : 1),
+  };
+
   it('finds the same best step time as trying every plan (3 stages, up to 6 devices)', () => {
-    for (const n of [1, 2, 3, 4, 6])
-      for (const m of [1, 2, 4])
-        for (const overlap of [false, true])
-          for (const cuts of [['temporal'], ['spatial'], ['temporal', 'spatial']] as CutKind[][]) {
-            const found = searchPlan({
-              stages: ['generate', 'reward', 'train'],
-              devices: n,
-              batch: 64,
-              granularities: [m],
-              cuts,
-              overlapSteps: overlap,
-              costs,
-            });
-            const best = exhaustive(3, n, 64, m, cuts, costs, overlap);
-            if (best === Infinity) assert.equal(found, null);
-            else assert.ok(Math.abs(found!.stepSeconds - best) < 1e-9, `n=${n} m=${m} ${cuts.join('+')}`);
-          }
+    for (const c of [costs, streaming])
+      for (const n of [1, 2, 3, 4, 6])
+        for (const m of [1, 2, 4])
+          for (const overlap of [false, true])
+            for (const cuts of [['temporal'], ['spatial'], ['temporal', 'spatial']] as CutKind[][]) {
+              const found = searchPlan({
+                stages: ['generate', 'reward', 'train'],
+                devices: n,
+                batch: 64,
+                granularities: [m],
+                cuts,
+                overlapSteps: overlap,
+                costs: c,
+              });
+              const best = exhaustive(3, n, 64, m, cuts, c, overlap);
+              if (best === Infinity) assert.equal(found, null);
+              else assert.ok(Math.abs(found!.stepSeconds - best) < 1e-9, `n=${n} m=${m} ${cuts.join('+')}`);
+            }
   });
 
   it('returns a device map that matches its mode', () => {
@@ -169,7 +176,17 @@ describe('planJob', () => {
     const temporal = planJob(input({ mode: 'temporal' }));
     const spatial = planJob(input({ mode: 'spatial', microBatches: 4 }));
     const hybrid = planJob(input({ mode: 'hybrid' }));
-    const auto = planJob(input());
+    const auto = planJob({
+      ...input(),
+      profile: {
+        stepSeconds: temporal.stepSeconds,
+        busySeconds: temporal.stepSeconds,
+        switchSeconds: 0,
+        peakBytes: 1e7,
+        samples: 5,
+        stages: [],
+      },
+    });
     assert.equal(temporal.mode, 'temporal');
     assert.equal(spatial.mode, 'spatial');
     assert.equal(spatial.microBatches, 4, 'an explicit mode keeps the spec’s micro-batches');
@@ -207,5 +224,61 @@ describe('planJob', () => {
     assert.ok(Math.abs(plan.predictedStepSeconds - 0.456) < 0.01, `${plan.predictedStepSeconds}`);
     assert.ok(Math.abs(plan.stepSeconds - 0.47) < 0.01);
     assert.equal(plan.confidence, 1);
+  });
+
+  // A generation call measured at 40% tail: 10 s on 4 devices, 6 s of it the slots' work.
+  const tailed = (stepSeconds: number): StageSample[] => [
+    {
+      stage: 'generate',
+      batch: 512,
+      devices: 4,
+      computeSeconds: 10,
+      switchSeconds: 0,
+      count: 5,
+      occupancy: 0.6,
+    },
+    { stage: 'train', batch: 512, devices: 4, computeSeconds: stepSeconds - 10, switchSeconds: 0, count: 5 },
+  ];
+  const profiled = (stages: StageSample[]) => ({
+    stepSeconds: stages.reduce((a, s) => a + s.computeSeconds, 0),
+    busySeconds: stages.reduce((a, s) => a + s.computeSeconds, 0),
+    switchSeconds: 0,
+    peakBytes: 1e7,
+    samples: 5,
+    stages,
+  });
+
+  it('reads the tail from the occupancy: the slots’ work spreads over devices, the tail neither spreads nor streams', () => {
+    const model = costModelOf({ workload: w(), profile: profiled(tailed(12)) });
+    assert.ok(Math.abs(model.computeSeconds('generate', 512, 4) - 10) < 0.05);
+    // Twice the devices halve the 6 s of work; the 4 s tail stays.
+    const wider = model.computeSeconds('generate', 512, 8);
+    assert.ok(wider > 6.5 && wider < 7.5, `${wider}`);
+    const streamed = model.streamedSeconds('generate', 512, 4);
+    assert.ok(Math.abs(streamed - 6) < 0.1, `${streamed}`);
+    // Training reported no occupancy: it streams no faster than it runs.
+    assert.equal(model.streamedSeconds('train', 512, 4), model.computeSeconds('train', 512, 4));
+  });
+
+  it('splits a job only once its stages are measured, and then where a generator streaming ahead wins', () => {
+    assert.equal(planJob(input()).mode, 'temporal', 'no profile: temporal, whatever the prior says');
+    const measured = { ...input(), profile: profiled(tailed(12)) };
+    const ahead = planJob(measured);
+    assert.equal(ahead.mode, 'spatial', 'generation streams on its devices while training runs on the rest');
+    assert.ok(ahead.predictedStepSeconds < 12);
+    const onPolicy = planJob({ ...measured, workload: w({ maxWeightLag: 0 }) });
+    assert.ok(onPolicy.predictedStepSeconds > ahead.predictedStepSeconds, 'no lag, no overlap of steps');
+  });
+
+  it('never puts a stage on fewer devices than its state fits', () => {
+    const big = w({ parameters: 4e9 }); // 64 GB of training state, ×1.3 working margin
+    const plan = planJob({
+      ...input(),
+      workload: big,
+      deviceMemoryBytes: 40e9,
+      profile: profiled(tailed(12)),
+    });
+    if (plan.mode !== 'temporal') assert.ok((big.parameters * 16 * 1.3) / plan.trainDevices <= 40e9);
+    assert.ok(plan.trainDevices >= 3);
   });
 });

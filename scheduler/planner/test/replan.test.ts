@@ -91,11 +91,11 @@ describe('re-planning', () => {
     const last = {
       kind: 'decline' as const,
       at: T0 - 1000,
-      predictedStepSeconds: best.predictedStepSeconds,
+      predictedStepSeconds: best.stepSeconds,
       beforeStepSeconds: 1,
     };
     assert.equal(round(job({}, { last })).replan.length, 0);
-    const shifted = { ...last, predictedStepSeconds: best.predictedStepSeconds * 2 };
+    const shifted = { ...last, predictedStepSeconds: best.stepSeconds * 2 };
     assert.equal(round(job({}, { last: shifted })).replan.length, 1);
     assert.equal(round(job({}, { workload: { ...w, mode: 'temporal' } })).replan.length, 0);
     assert.equal(round(job({ placedAt: T0 - 10_000 })).replan.length, 0, 'within its minimum run time');
@@ -123,6 +123,33 @@ describe('re-planning', () => {
     assert.equal(d.replan[0]!.measuredStepSeconds, 0.6);
     assert.ok(Math.abs(d.replan[0]!.measuredGainSeconds! - 0.9 * 990) < 1e-6);
     assert.equal(d.preempt.length, 0);
+  });
+
+  it('records the prediction fitted to 5 profiled steps once per placement, whatever the mode', () => {
+    const fitted = (r: RunningJob) => round(r).replan.filter((d) => d.kind === 'fitted');
+    const same = { mode: 'temporal' as const };
+    const ran = (steps: number, recorded = false) =>
+      job(
+        { plan: { ...best, ...same } },
+        { workload: { ...w, ...same }, sincePlaced: { steps, stepSeconds: 0.5 }, fitted: recorded },
+      );
+    assert.equal(fitted(ran(4)).length, 0, 'before 5 steps in the placement');
+    const [f] = fitted(ran(5));
+    assert.equal(f?.predictedStepSeconds, best.stepSeconds);
+    assert.equal(f?.to.mode, best.mode);
+    assert.equal(f?.samples, profile.samples);
+    assert.equal(f?.confidence, best.confidence);
+    assert.equal(fitted(ran(9, true)).length, 0, 'once per placement');
+    const off = schedule(
+      snapshot({ nodes: [node('n1', 2)], tenants: [tenant('a')], running: [ran(5)], queued: [] }),
+      { ...defaultPolicy, replanning: false },
+      T0,
+    );
+    assert.deepEqual(
+      off.replan.map((d) => d.kind),
+      ['fitted'],
+      're-planning off still records it',
+    );
   });
 
   it("leaves a spatial job's split to the worker's reactive balancer", () => {

@@ -103,11 +103,22 @@ it('moves a job whose profile favours another plan, declines one too close to it
   const declined = await runningJob(998);
   const first = await round();
   assert.deepEqual(
-    first.replan.map((r) => [r.jobId, r.kind]).sort(),
+    first.replan
+      .filter((r) => r.kind !== 'fitted')
+      .map((r) => [r.jobId, r.kind])
+      .sort(),
     [
       [moved, 'move'],
       [declined, 'decline'],
     ].sort(),
+  );
+  // Both have run 6 profiled steps in their placement: the prediction fitted to them is recorded.
+  assert.deepEqual(
+    first.replan
+      .filter((r) => r.kind === 'fitted')
+      .map((r) => r.jobId)
+      .sort(),
+    [moved, declined].sort(),
   );
   const m = await events(moved);
   const replanned = m.find((e) => e.type === 'job.replanned')!;
@@ -121,8 +132,12 @@ it('moves a job whose profile favours another plan, declines one too close to it
   const dec = (await events(declined)).find((e) => e.type === 'job.replan_declined')!;
   assert.ok((dec.data.predictedGainSeconds as number) <= (dec.data.moveCostSeconds as number));
 
+  const fitted = (await events(declined)).find((e) => e.type === 'job.plan_fitted')!;
+  assert.equal((fitted.data.to as { mode: string }).mode, 'spatial', 'the plan it runs');
+  assert.equal(fitted.data.samples, 6);
+
   const second = await round();
-  assert.equal(second.replan.length, 0, 'no decision repeated while nothing shifted');
+  assert.equal(second.replan.length, 0, 'no decision repeated while nothing shifted, no fit recorded twice');
   assert.equal((await events(declined)).filter((e) => e.type.startsWith('job.replan')).length, 1);
 });
 

@@ -13,7 +13,9 @@
  *     16 bytes per parameter (bf16 weights, fp32 master copy and two Adam moments) sharded over the
  *     job's devices: what a training hold's switch moves and a checkpoint writes; a generation hold
  *     moves only the bf16 weights (2 bytes per parameter); the working set adds 30% for activations
- *     and KV cache.
+ *     and KV cache;
+ *   - half the jobs allow generation to run one step ahead of training (asynchronous, one-step
+ *     off-policy RL: PipelineRL, AReaL, veRL's one-step-off-policy recipe), the rest stay on-policy.
  */
 import { GB, type SimJobSpec, type StepShape } from '../model.js';
 import type { Rng } from '../rng.js';
@@ -89,5 +91,7 @@ export function rlJob(input: RlJobInput, rng: Rng): SimJobSpec {
     shape: stepShape(kind, stepSeconds, rng),
     checkpointEvery: 10,
     recurring: input.recurring,
+    // From a fork, so that adding this draw left every other figure of the workloads as it was.
+    maxWeightLag: rng.fork(0x1a9).next() < 0.5 ? 1 : 0,
   };
 }
