@@ -64,10 +64,10 @@ test(
     assert.equal(done.status, 'succeeded', done.error ?? '');
     const events: Ev[] = await eventsOf(c, t, id);
     const types = events.map((e) => e.type);
+    console.log(events.map((e) => `${e.type} ${JSON.stringify(e.data)}`).join('\n'));
     // Queued at submission and after the move only (no node lost, no crash).
     assert.equal(types.filter((x) => x === 'job.queued').length, 2, types.join(' '));
 
-    console.log(events.map((e) => `${e.type} ${JSON.stringify(e.data)}`).join('\n'));
     const moves = events.filter((e) => e.type === 'job.replanned');
     assert.equal(moves.length, 1, `one move: ${types.join(' ')}`);
     const move = moves[0]!.data as {
