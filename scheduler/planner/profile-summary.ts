@@ -24,6 +24,12 @@ const median = (xs: number[]) => {
 };
 
 export const MODELLED_STAGES = new Set(['generate', 'train']);
+/**
+ * A job's first profiled steps are its warm-up (first onload, allocations, caches): on this engine
+ * the first two ran 1.5–2.5× its later pace (test/e2e/planner-auto.test.ts), so the cost model's
+ * samples start after them.
+ */
+export const WARMUP_STEPS = 2;
 /** Calls slower than this many times the median (a first step's cold caches, a checkpoint) are not the stage's cost. */
 export const OUTLIER_FACTOR = 3;
 
@@ -39,10 +45,9 @@ export function trimmedMean(xs: number[]): number {
 
 export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
   const groups = new Map<string, ProfileRow[]>();
-  // The first profiled step is the job's cold start (first onload, allocations), not its pace.
   const first = Math.min(...rows.map((r) => r.step ?? Infinity));
   for (const r of rows) {
-    if (r.step === null || r.step <= first) continue;
+    if (r.step === null || r.step < first + WARMUP_STEPS) continue;
     if (!MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
     const key = `${r.stage}|${r.batch}|${r.devices}`;
     const g = groups.get(key) ?? [];

@@ -178,6 +178,8 @@ export function considerReplan(
  */
 export function considerFitted(job: RunningJob, input: ReplanInput): ReplanDecision | null {
   if (input.fitted || !input.profile || input.profile.samples < MIN_SAMPLES) return null;
+  // Every stage measured 5 times past its warm-up: the prediction is the fit's, not the prior's.
+  if (job.plan.confidence < 1) return null;
   if (!input.sincePlaced || input.sincePlaced.steps < MIN_SAMPLES) return null;
   const shape = shapeOf(job.plan);
   return {

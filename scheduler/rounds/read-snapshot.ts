@@ -22,7 +22,7 @@ import {
   type ReplanInput,
   type ReplanKind,
 } from '../planner/replan.js';
-import { OUTLIER_FACTOR } from '../planner/profile-summary.js';
+import { OUTLIER_FACTOR, WARMUP_STEPS } from '../planner/profile-summary.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -168,7 +168,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       : { rows: [] },
     // The cost model's samples per stage and shape: means of the calls within 3× the median
     // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
-    // the job's first profiled step left out (profile-summary.ts `stageSamples` does the same).
+    // the job's warm-up steps left out (profile-summary.ts `stageSamples` does the same).
     profiled.length
       ? pool.query(
           `WITH r AS (
@@ -180,8 +180,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
                 AND batch > 0 AND devices > 0
            ), p AS (
-             -- A job's first profiled step is its cold start (first onload, allocations): not its pace.
-             SELECT job_id, stage, batch, devices, compute, switching FROM r WHERE step > first
+             -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS).
+             SELECT job_id, stage, batch, devices, compute, switching FROM r WHERE step >= first + $3
            ), m AS (
              SELECT job_id, stage, batch, devices,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
@@ -193,7 +193,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                   coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching
              FROM p JOIN m USING (job_id, stage, batch, devices)
             GROUP BY p.job_id, p.stage, p.batch, p.devices`,
-          [profiled, OUTLIER_FACTOR],
+          [profiled, OUTLIER_FACTOR, WARMUP_STEPS],
         )
       : { rows: [] },
     // Re-planning: each running job's latest decision.
