@@ -24,3 +24,17 @@ export async function deleteKeys(prefix: string, url = testRedisUrl()): Promise<
   }
   return deleted;
 }
+
+/**
+ * A Redis connection and a key prefix of the test file's own: on the file's `after`, the
+ * connection closes and every key under the prefix is deleted.
+ */
+export function fileRedis(after: (fn: () => Promise<void>) => void): { redis: Redis; prefix: string } {
+  const prefix = testPrefix();
+  const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
+  after(async () => {
+    redis.disconnect();
+    await deleteKeys(prefix);
+  });
+  return { redis, prefix };
+}

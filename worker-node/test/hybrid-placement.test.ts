@@ -5,19 +5,13 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { StageProfileReport } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
 
-const prefix = testPrefix();
-const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
-after(async () => {
-  redis.disconnect();
-  await deleteKeys(prefix);
-});
+const { redis, prefix } = fileRedis(after);
 
 const STEPS = 4;
 const MEMORY = 256 * 2 ** 20;

@@ -11,21 +11,15 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
 import type { NodeJobEvent } from '../../common/node-protocol/index.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import type { Engine } from '../../native/index.js';
-import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
 import { stageLoopHarness, type HarnessOptions } from '../stage-loop-harness.js';
 
-const prefix = testPrefix();
-const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
-after(async () => {
-  redis.disconnect();
-  await deleteKeys(prefix);
-});
+const { redis, prefix } = fileRedis(after);
 
 /** Milliseconds of emulated device work per micro-batch on one device. */
 const TRAIN_WORK_MS = 240;

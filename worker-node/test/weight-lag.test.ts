@@ -6,20 +6,14 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { deleteKeys, testPrefix, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
 import { stalenessOf } from '../staleness.js';
 
-const prefix = testPrefix();
-const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
-after(async () => {
-  redis.disconnect();
-  await deleteKeys(prefix);
-});
+const { redis, prefix } = fileRedis(after);
 
 const STEPS = 16;
 const MEMORY = 256 * 2 ** 20;
