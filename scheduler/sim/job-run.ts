@@ -19,7 +19,7 @@ import type { Rng } from './rng.js';
 import type { ProfileSummary } from '../core/types.js';
 import type { PlacementMode } from '../../common/node-protocol/placement.js';
 import type { StageSample } from '../planner/cost-model.js';
-import { drawStep, drawTurn, meanTurnUnits, turnOn, drawTurnUnits, type Phase } from './step.js';
+import { drawStep, drawTurn, turnOn, turnStats, type Phase } from './step.js';
 import { stepFigures, type SimJobSpec, type SimPhysics } from './model.js';
 
 export type DeviceTimeKind = 'useful' | 'switch' | 'checkpoint';
@@ -103,15 +103,10 @@ export class JobRun {
   ) {
     this.checkpointSeconds = spec.stateBytesPerDevice / physics.checkpointBytesPerSecond;
     this.switchBandwidth = physics.switchBytesPerSecond;
-    this.meanUnits = meanTurnUnits(spec.shape.tailSigma, rng);
-    let bulk = 0;
-    let sync = 0;
-    for (let i = 0; i < 100; i++) {
-      const u = drawTurnUnits(spec.shape.tailSigma, rng);
-      bulk += u.bulk;
-      sync += u.sync;
-    }
-    this.occupancy = bulk / sync;
+    // The mean from 200 turns, the occupancy an earlier run measured from 100 more (the workloads'
+    // figures in docs/simulator.md are drawn in this order).
+    this.meanUnits = turnStats(spec.shape.tailSigma, rng).meanUnits;
+    this.occupancy = turnStats(spec.shape.tailSigma, rng, 100).occupancy;
   }
 
   get lag(): number {
@@ -285,27 +280,13 @@ export class JobRun {
   // ---- Temporal: one sequence of phases per step on all the devices.
 
   private newStep(): void {
-    const d = this.spec.devices;
     const n = this.devices.length;
-    const { phases, turns } = drawStep(this.spec.shape, this.rng, this.meanUnits, null);
-    // On fewer devices than the spec's (a plan that found more would not help) work spreads over fewer.
-    let turn = 0;
-    for (const p of phases) {
-      if (p.kind === 'generate') {
-        const onN = turnOn(turns[turn++]!, d, n);
-        p.seconds = onN.sync;
-      } else if (p.kind === 'train') p.seconds = (p.seconds * d) / n;
-    }
+    const { phases, turns } = drawStep(this.spec.shape, this.rng, this.meanUnits, this.spec.devices, n);
     if (this.checkpointDue())
       phases.push({ kind: 'checkpoint', held: true, seconds: this.checkpointSeconds });
-    const gen = turns.map((t) => turnOn(t, d, n));
-    this.recordStage(
-      'generate',
-      n,
-      gen.reduce((a, t) => a + t.sync, 0),
-      gen.reduce((a, t) => a + t.bulk, 0),
-    );
-    const train = phases.filter((p) => p.kind === 'train').reduce((a, p) => a + p.seconds, 0);
+    const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+    this.recordStage('generate', n, sum(turns.map((t) => t.sync)), sum(turns.map((t) => t.bulk)));
+    const train = sum(phases.filter((p) => p.kind === 'train').map((p) => p.seconds));
     this.recordStage('train', n, train, train);
     this.phases = phases;
     this.phase = 0;

@@ -60,12 +60,20 @@ export function drawTurnUnits(sigma: number, rng: Rng): TurnDraw {
   return { sync: end, bulk: sum / slots };
 }
 
-/** The mean `sync` of a turn, so that a turn lasts the shape's `generateSeconds` on average. */
-export function meanTurnUnits(sigma: number, rng: Rng, samples = 200): number {
-  if (sigma <= 0) return 1;
-  let sum = 0;
-  for (let i = 0; i < samples; i++) sum += drawTurnUnits(sigma, rng).sync;
-  return sum / samples;
+/**
+ * A turn's mean `sync` (so that a turn lasts the shape's `generateSeconds` on average) and its
+ * occupancy (mean bulk over mean sync: what an earlier run of the job measured), in one pass.
+ */
+export function turnStats(sigma: number, rng: Rng, samples = 200): { meanUnits: number; occupancy: number } {
+  if (sigma <= 0) return { meanUnits: 1, occupancy: 1 };
+  let sync = 0;
+  let bulk = 0;
+  for (let i = 0; i < samples; i++) {
+    const u = drawTurnUnits(sigma, rng);
+    sync += u.sync;
+    bulk += u.bulk;
+  }
+  return { meanUnits: sync / samples, occupancy: bulk / sync };
 }
 
 /** One turn in seconds on the job's own devices. */
@@ -81,12 +89,16 @@ export function turnOn(t: TurnDraw, d: number, n: number): TurnDraw {
   return { sync: bulk + (t.sync - t.bulk), bulk };
 }
 
-/** A temporal step: every turn's generation, then training and the sync, all on all the job's devices. */
+/**
+ * A temporal step on `n` of the job's `d` devices: every turn's generation, then training and the
+ * sync, all on those devices (on fewer than the spec's, the work spreads over fewer).
+ */
 export function drawStep(
   shape: StepShape,
   rng: Rng,
   meanUnits: number,
-  checkpointSeconds: number | null,
+  d: number,
+  n: number,
 ): { phases: Phase[]; turns: TurnDraw[] } {
   const phases: Phase[] = [];
   const turns: TurnDraw[] = [];
@@ -97,14 +109,13 @@ export function drawStep(
     else phases.push({ kind, held: kind !== 'idle', seconds });
   };
   for (let t = 0; t < shape.turns; t++) {
-    const turn = drawTurn(shape, rng, meanUnits);
+    const turn = turnOn(drawTurn(shape, rng, meanUnits), d, n);
     turns.push(turn);
     push('generate', turn.sync);
     push('idle', shape.envSeconds);
   }
   push('idle', shape.rewardSeconds);
-  push('train', shape.trainSeconds);
-  push('train', shape.syncSeconds);
-  if (checkpointSeconds !== null) push('checkpoint', checkpointSeconds);
+  push('train', (shape.trainSeconds * d) / n);
+  push('train', (shape.syncSeconds * d) / n);
   return { phases, turns };
 }

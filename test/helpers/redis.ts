@@ -29,12 +29,21 @@ export async function deleteKeys(prefix: string, url = testRedisUrl()): Promise<
  * A Redis connection and a key prefix of the test file's own: on the file's `after`, the
  * connection closes and every key under the prefix is deleted.
  */
-export function fileRedis(after: (fn: () => Promise<void>) => void): { redis: Redis; prefix: string } {
+export function fileRedis(after: (fn: () => Promise<void>) => void): {
+  redis: Redis;
+  prefix: string;
+  /** The device-lock options a stage-loop harness takes, under this file's prefix. */
+  lock: { redis: Redis; redisUrl: string; lockPrefix: string; leaseMs: number };
+} {
   const prefix = testPrefix();
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 3 });
   after(async () => {
     redis.disconnect();
     await deleteKeys(prefix);
   });
-  return { redis, prefix };
+  return {
+    redis,
+    prefix,
+    lock: { redis, redisUrl: testRedisUrl(), lockPrefix: `${prefix}:lock`, leaseMs: 60_000 },
+  };
 }

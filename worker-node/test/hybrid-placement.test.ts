@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { StageProfileReport } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
 
-const { redis, prefix } = fileRedis(after);
+const { lock } = fileRedis(after);
 
 const STEPS = 4;
 const MEMORY = 256 * 2 ** 20;
@@ -43,10 +43,7 @@ test('a hybrid placement generates on every device and trains on part of them, t
     memoryBytes: MEMORY,
     model: { preset: 'micro' },
     task: { name: 'addition', digits: 1 },
-    redis,
-    redisUrl: testRedisUrl(),
-    lockPrefix: `${prefix}:lock`,
-    leaseMs: 60_000,
+    ...lock,
     report: (r) => void profiles.push(...r.profiles),
   });
   const { start, locks } = h;

@@ -16,10 +16,10 @@ import type { MetricPoint } from '../../common/jobs/reports.js';
 import type { NodeJobEvent } from '../../common/node-protocol/index.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import type { Engine } from '../../native/index.js';
-import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis } from '../../test/helpers/redis.js';
 import { stageLoopHarness, type HarnessOptions } from '../stage-loop-harness.js';
 
-const { redis, prefix } = fileRedis(after);
+const { lock } = fileRedis(after);
 
 /** Milliseconds of emulated device work per micro-batch on one device. */
 const TRAIN_WORK_MS = 240;
@@ -77,10 +77,7 @@ function harness(
     memoryBytes: 256 * 2 ** 20,
     model: { preset: 'micro' },
     task: { name: 'addition', digits: 1 },
-    redis,
-    redisUrl: testRedisUrl(),
-    lockPrefix: `${prefix}:lock`,
-    leaseMs: 60_000,
+    ...lock,
     report,
     wrap: withDevices,
     ...(saveCheckpoint ? { saveCheckpoint } : {}),

@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import { fileRedis, testRedisUrl } from '../../test/helpers/redis.js';
+import { fileRedis } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
 import { stalenessOf } from '../staleness.js';
 
-const { redis, prefix } = fileRedis(after);
+const { lock } = fileRedis(after);
 
 const STEPS = 16;
 const MEMORY = 256 * 2 ** 20;
@@ -43,10 +43,7 @@ async function run(maxWeightLag: number): Promise<Map<string, Map<number, number
     memoryBytes: MEMORY,
     model: { preset: 'micro' },
     task: { name: 'addition', digits: 1 },
-    redis,
-    redisUrl: testRedisUrl(),
-    lockPrefix: `${prefix}:lock`,
-    leaseMs: 60_000,
+    ...lock,
     report: (r) => void metrics.push(...r.metrics),
   });
   const train = h.engine.train.bind(h.engine);
