@@ -14,6 +14,11 @@ let pool: pg.Pool;
 before(async () => {
   db = await createTestDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  // Dropping the database terminates what is still connected (57P01): an idle client's error then,
+  // not the test's.
+  pool.on('error', (err: Error & { code?: string }) => {
+    if (err.code !== '57P01') throw err;
+  });
 });
 after(async () => {
   await pool.end();
