@@ -11,7 +11,7 @@ import { schedule } from '../../core/schedule.js';
 import { T0, node, plan, queued, running, snapshot, tenant, workload } from '../../core/test/builders.js';
 import type { ProfileSummary, RunningJob } from '../../core/types.js';
 import { planJob } from '../plan-job.js';
-import type { ReplanInput } from '../replan.js';
+import { MIN_STEP_GAIN, type ReplanInput } from '../replan.js';
 
 const w = workload({ mode: 'auto', microBatches: 1, maxWeightLag: 1 });
 /** Five profiled temporal steps on 2 devices: generation 50 ms, training 400 ms. */
@@ -85,6 +85,15 @@ describe('re-planning', () => {
     const d = round(job(), true);
     assert.equal(d.replan.length, 0);
     assert.ok(!d.preempt.some((p) => p.reason === 'replan'));
+  });
+
+  it("takes no decision for a plan predicted less than 15% faster (within the model's error)", () => {
+    const close = (factor: number) =>
+      job({
+        plan: { ...job().plan, stepSeconds: best.stepSeconds * factor },
+      });
+    assert.equal(round(close(1 / (1 - MIN_STEP_GAIN) - 0.01)).replan.length, 0);
+    assert.equal(round(close(1 / (1 - MIN_STEP_GAIN) + 0.01)).replan[0]?.kind, 'move');
   });
 
   it('decides once per shift of the prediction, and never for an explicit mode or a young placement', () => {
