@@ -74,6 +74,7 @@ export function memorySnapshot(size: Size, seed = 1): Snapshot {
         devices: [d],
         plan: planJob({ workload: w, devices: 1, maxDevices: 1, memoryPerDeviceBytes: null, profile: null }),
         placedAt: now - 3_600_000,
+        queuedAt: now - 3_700_000,
         preemptRequestedAt: null,
         stepsDone: Math.floor(r() * w.steps),
         steps: w.steps,

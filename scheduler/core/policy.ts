@@ -12,6 +12,9 @@ export const defaultPolicy: Policy = {
   timeSharing: true,
   fairShare: true,
   backfill: true,
+  // Idle devices behind an aged job are lent, and taken back with a checkpoint when it can start:
+  // the simulator measured 6.98 → 8.45 jobs/h on the synthetic workload (docs/simulator.md).
+  lendReservedDevices: true,
   preemption: true,
   minRunSeconds: 60,
   preemptGraceSeconds: 30,
@@ -30,8 +33,9 @@ export const exclusiveFifoPolicy: Policy = {
   timeSharing: false,
   fairShare: false,
   backfill: false,
+  lendReservedDevices: false,
   preemption: false,
 };
 
 /** Quotas, weighted fair share, backfill and reclaim, but whole devices per job: Kueue-like. */
-export const kueueLikePolicy: Policy = { ...defaultPolicy, timeSharing: false };
+export const kueueLikePolicy: Policy = { ...defaultPolicy, timeSharing: false, lendReservedDevices: false };

@@ -155,10 +155,13 @@ export function schedulePool(
     }
     const blockedReason = (b: QueuedJob): WaitReason =>
       b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
+    // Behind a blocked aged job: a job that ends before its reservation may start; with lending any
+    // job may, and the aged job takes its devices back when it can start (preempt.ts, `aging`).
     const backfill =
       policy.backfill &&
       blockedBy !== null &&
-      now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000 <= reservedFrom;
+      ((policy.lendReservedDevices && policy.preemption) ||
+        now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000 <= reservedFrom);
     if (blockedBy && !backfill) {
       wait(blockedReason(blockedBy));
       continue;

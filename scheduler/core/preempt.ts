@@ -6,7 +6,9 @@
  *              admission and its share after admission ≤ the victim tenant's share after the victim
  *              leaves (Kueue's LessThanOrEqualToFinalShare: two tenants cannot take turns
  *              preempting each other, since each preemption moves the shares towards each other);
- *   aging    — for a job past the aging bound, a job of no higher priority under the same share rule.
+ *   aging    — for a job past the aging bound, a job of no higher priority under the same share rule;
+ *              and, with `lendReservedDevices`, any job of no higher priority that was placed on
+ *              loan: queued after the aged job and placed while it was already waiting past the bound.
  * On each node victims are taken highest-share tenant first, then lowest priority, then most
  * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
  * under notice count as gone: if they make room, nobody new is preempted.
@@ -39,8 +41,11 @@ export function findVictims(
   const need = plan.devicesMin;
   const preemptorShare = fair.share(job.tenantId, need, need * plan.deviceBytes);
   const preemptorBorrows = fair.borrowing(job.tenantId, need, need * plan.deviceBytes);
+  const agedAt = job.queuedAt + policy.agingBoundSeconds * 1000;
+  const onLoan = (v: RunningJob) => v.queuedAt > job.queuedAt && v.placedAt >= agedAt;
   const reasonFor = (v: RunningJob): PreemptDecision['reason'] | null => {
     if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+    if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) return 'aging';
     if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
     if (!policy.fairShare) return null;
     const f = ctx.footprint.get(v.id) ?? { devices: 0, memory: 0 };

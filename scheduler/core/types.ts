@@ -98,6 +98,8 @@ export interface RunningJob {
   devices: number[];
   plan: JobPlan;
   placedAt: number;
+  /** When it last entered the queue before this placement (a job placed on loan entered after the aged job it jumped). */
+  queuedAt: number;
   /** Set while a preemption notice is out: the job is checkpointing and will give its devices back. */
   preemptRequestedAt: number | null;
   /** Steps done so far (from its metrics or checkpoints) and steps in all. */
@@ -168,6 +170,13 @@ export interface Policy {
   fairShare: boolean;
   /** Later jobs may start when an earlier one does not fit (off: strict FIFO within a pool). */
   backfill: boolean;
+  /**
+   * Devices an aged job waits for are lent rather than held idle: behind an aged job that does not
+   * fit, any job that fits may start, and the aged job takes the devices back by preemption (with
+   * notice and a checkpoint) from jobs placed on them after it aged. Off: only jobs predicted to end
+   * before the aged job's reservation start (Slurm's backfill).
+   */
+  lendReservedDevices: boolean;
   /** Preemption on or off. */
   preemption: boolean;
   /** A job runs at least this long between preemptions. */

@@ -86,7 +86,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     ),
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
     pool.query(
-      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, preempt_requested_at, updated_at,
+      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, queued_at, preempt_requested_at, updated_at,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
     ),
@@ -293,6 +293,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         profile,
       }),
       placedAt: new Date(r.placed_at ?? r.updated_at).getTime(),
+      queuedAt: new Date(r.queued_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,

@@ -90,6 +90,7 @@ export function buildSnapshot(
           profile: j.profile(),
         }),
         placedAt: toMs(j.placedAt),
+        queuedAt: toMs(j.queuedAt),
         preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
         stepsDone: j.stepsDone,
         steps: s.steps,

@@ -87,6 +87,7 @@ export const running = (
   devices,
   plan: plan({ devicesMin: devices.length, devicesMax: devices.length }),
   placedAt: T0 - 3_600_000,
+  queuedAt: T0 - 3_700_000,
   preemptRequestedAt: null,
   stepsDone: 50,
   steps: 100,

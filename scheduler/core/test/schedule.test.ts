@@ -307,6 +307,68 @@ describe('schedule(): quotas and order', () => {
     assert.equal(view(d, 'long')!.waitReason, 'capacity');
     assert.equal(view(d, 'old')!.position, 1);
   });
+
+  it('lends the devices an aged job waits for, and the aged job takes them back from the jobs placed on loan', () => {
+    const plan10 = plan({ stepSeconds: 10 });
+    const lending = { ...kueueLikePolicy, lendReservedDevices: true };
+    const old = queued('old', 'a', { devices: 3, maxDevices: 3, queuedAt: T0 - 2 * 3600_000 });
+    const before = T0 - 3 * 3600_000;
+    const r = running('r', 'a', 'n1', [0, 1], {
+      plan: { ...plan10, devicesMin: 2 },
+      queuedAt: before,
+      stepsDone: 90,
+      steps: 100,
+    });
+    // Same pool as above: the long job would end after the aged job's reservation, yet starts on loan.
+    const first = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [
+          r,
+          running('r2', 'a', 'n1', [2], { plan: plan10, queuedAt: before, stepsDone: 0, steps: 1000 }),
+        ],
+        queued: [
+          old,
+          queued('long', 'b', { queuedAt: T0 - 60_000, workload: workload({ steps: 10_000_000 }) }),
+        ],
+      }),
+      lending,
+      T0,
+    );
+    assert.deepEqual(placedIds(first), ['long']);
+
+    // Later r has ended: the aged job fits if the loan comes back. b's job is taken back although
+    // the share rule alone would not allow it (b holds 1 device of 4, a would hold 4); r2, queued
+    // before the aged job, is not a loan and stays.
+    const later = T0 + 600_000;
+    const loaned = running('long', 'b', 'n1', [3], {
+      plan: plan10,
+      queuedAt: T0 - 60_000,
+      placedAt: T0,
+      stepsDone: 1,
+      steps: 10_000_000,
+    });
+    const r2 = running('r2', 'a', 'n1', [2], {
+      plan: plan10,
+      queuedAt: before,
+      stepsDone: 60,
+      steps: 1000,
+    });
+    const back = (policy: typeof lending) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 4)],
+          tenants: [tenant('a'), tenant('b')],
+          running: [loaned, r2],
+          queued: [old],
+        }),
+        policy,
+        later,
+      ).preempt.map((p) => [p.jobId, p.reason, p.forJobId]);
+    assert.deepEqual(back(lending), [['long', 'aging', 'old']]);
+    assert.deepEqual(back({ ...lending, lendReservedDevices: false }), []);
+  });
 });
 
 describe('schedule(): preemption', () => {
