@@ -25,6 +25,11 @@ export interface SimResult {
   /** Simulated seconds at the end (the horizon, or the last completion). */
   end: number;
   devices: number;
+  /**
+   * The state at the last arrival, the end of the window in which work keeps coming: each job's
+   * steps done then (by job index), and how many jobs were still queued (0: not saturated).
+   */
+  atLastArrival: { at: number; stepsDone: number[]; queued: number } | null;
 }
 
 export interface SimOptions {
@@ -187,6 +192,20 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
         );
   }
 
+  let atLastArrival: SimResult['atLastArrival'] = null;
+  const lastArrival = Math.max(0, ...workload.jobs.map((s) => s.arrival));
+  // After that instant's arrivals and round (order 2), as a round would see it next.
+  clock.at(
+    lastArrival,
+    () => {
+      atLastArrival = {
+        at: lastArrival,
+        stepsDone: jobs.map((j) => j.stepsDone),
+        queued: jobs.filter((j) => j.status === 'queued').length,
+      };
+    },
+    2,
+  );
   const horizon = workload.horizonSeconds ?? Infinity;
   while (clock.step(horizon));
   const end = Number.isFinite(horizon) ? horizon : Math.max(0, ...jobs.map((j) => j.finishedAt ?? 0));
@@ -198,5 +217,6 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     recorder: rec,
     end,
     devices: nodes.length * workload.cluster.devicesPerNode,
+    atLastArrival,
   };
 }

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { defaultPolicy, kueueLikePolicy } from '../../core/policy.js';
 import { simulate } from '../engine.js';
 import { defaultPhysics, GB, GiB, stepFigures, type SimJobSpec, type SimWorkload } from '../model.js';
+import { summarise } from '../summary.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
 
 const job = (id: string, over: Partial<SimJobSpec> = {}): SimJobSpec => ({
@@ -145,5 +146,23 @@ describe('simulator engine', () => {
     assert.ok(r.recorder.preemptions >= 1, 'the higher-priority job preempts the spatial one');
     assert.ok(r.jobs.every((j) => j.status === 'done' && j.stepsDone === j.spec.steps));
     assert.equal(r.jobs[0]!.stepsLost, 0, 'the checkpoint at notice kept every step');
+  });
+  it('counts jobs/h while saturated as the work done up to the last arrival, and only while jobs wait then', () => {
+    // One device, 100 s steps: at 1,000 s the first job has done 9 of its 20 steps (the decision
+    // and the first onload come first) while two more wait.
+    const later = (id: string, arrival: number) => job(id, { arrival });
+    const busy = summarise(
+      'busy',
+      simulate(world([job('a'), later('b', 1000), later('c', 1000)]), kueueLikePolicy),
+    );
+    const near = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-9, `${a} vs ${b}`);
+    near(busy.saturatedJobsPerHour, ((9 / 20) * 3) / 3 / (1000 / 3600));
+    // Work is weighted: had the waiting jobs been twice as wide, the same 9 steps weigh less.
+    const wide = (id: string) => job(id, { arrival: 1000, devices: 2 });
+    const r = simulate(world([job('a'), wide('b'), wide('c')], 2), kueueLikePolicy);
+    near(summarise('wide', r).saturatedJobsPerHour, ((9 / 20) * 1) / (5 / 3) / (1000 / 3600));
+    // Nobody waits at the last arrival: not saturated, no figure.
+    const idle = summarise('idle', simulate(world([job('a'), later('b', 3000)]), kueueLikePolicy));
+    assert.ok(Number.isNaN(idle.saturatedJobsPerHour));
   });
 });
