@@ -27,6 +27,8 @@ export interface Slot {
   /** Sums over the occupants of busy fractions and switch fractions (kept with `occupants`). */
   busy: number;
   switching: number;
+  /** Held for a job that is changing plan in place and comes back to it: nobody joins. */
+  held?: boolean;
 }
 
 const switchFraction = (p: JobPlan) => p.switchSeconds / Math.max(p.stepSeconds, 1e-9);
@@ -156,7 +158,7 @@ export class PoolModel {
 
   /** Whether `plan` may join the jobs on this device (memory, jobs per device, load, switches). */
   canJoin(slot: Slot, plan: JobPlan, exclude?: ReadonlySet<string>): boolean {
-    if (plan.deviceBytes > slot.memoryBytes) return false;
+    if (plan.deviceBytes > slot.memoryBytes || slot.held) return false;
     if (!exclude) {
       // The common case without allocations: the group's sums are kept on the slot.
       const n = slot.occupants.length;

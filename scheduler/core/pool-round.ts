@@ -52,6 +52,8 @@ export function schedulePool(
     if (!model.slots.has(r.nodeId)) continue;
     model.add(r.nodeId, r.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
     if (r.preemptRequestedAt !== null) leaving.add(r.id);
+    if (r.preemptRequestedAt !== null && r.preemptReason === 'replan')
+      for (const s of model.slotsOf(r.nodeId, r.devices)) s.held = true;
   }
   // Each running job's part of the pool: a device shared by n jobs counts 1/n for each.
   const footprint = new Map<string, { devices: number; memory: number }>();
@@ -130,7 +132,19 @@ export function schedulePool(
   // for one job does not idle the pool.
   let reservedFrom = Infinity;
 
-  for (const job of admissionOrder(input.queued, plans, fair, policy, now)) {
+  const returned = returnMovedJobs(input.queued, plans, model, tenants, activeDevices);
+  for (const p of returned) {
+    const u = fair.of(p.tenantId);
+    u.devices += p.devices.length;
+    u.memory += p.devices.length * p.plan.deviceBytes;
+    u.demand -= p.plan.devicesMin;
+    placedHere.push(p);
+  }
+  const queued = returned.length
+    ? input.queued.filter((j) => !returned.some((p) => p.jobId === j.id))
+    : input.queued;
+
+  for (const job of admissionOrder(queued, plans, fair, policy, now)) {
     const plan = plans.get(job.id)!;
     const tenant = tenants.get(job.tenantId);
     const aged = isAged(job, policy, now);
@@ -344,4 +358,51 @@ function growIntoIdleDevices(
     );
     activeDevices.set(p.tenantId, (activeDevices.get(p.tenantId) ?? 0) + more.length);
   }
+}
+
+/**
+ * Jobs that gave their devices back to change plan in place get them again first, with the plan
+ * they are priced at now, if every device can still take them (nothing is placed between rounds,
+ * and nobody claims a `replan` job's devices while it checkpoints, so they normally can).
+ */
+function returnMovedJobs(
+  queued: readonly QueuedJob[],
+  plans: ReadonlyMap<string, JobPlan>,
+  model: PoolModel,
+  tenants: ReadonlyMap<string, TenantState>,
+  activeDevices: Map<string, number>,
+): PlaceDecision[] {
+  const out: PlaceDecision[] = [];
+  for (const job of queued) {
+    const to = job.returnTo;
+    if (!to || !model.slots.has(to.nodeId)) continue;
+    const plan = plans.get(job.id)!;
+    const slots = model.slotsOf(to.nodeId, to.devices);
+    const tenant = tenants.get(job.tenantId);
+    const active = activeDevices.get(job.tenantId) ?? 0;
+    if (
+      slots.length !== to.devices.length ||
+      to.devices.length < plan.devicesMin ||
+      to.devices.length > plan.devicesMax ||
+      !tenant ||
+      active + to.devices.length > tenant.maxConcurrentDevices ||
+      !slots.every((s) => model.canJoin(s, plan))
+    )
+      continue;
+    const devices = [...to.devices].sort((a, b) => a - b);
+    out.push({
+      jobId: job.id,
+      tenantId: job.tenantId,
+      queueSeq: job.queueSeq,
+      nodeId: to.nodeId,
+      devices,
+      ...stageDeviceMap(plan.mode, devices, { generate: plan.generateDevices, train: plan.trainDevices }),
+      ...deviceFigures(model, to.nodeId, devices),
+      plan,
+      sharedWith: slots.filter((s) => s.occupants.length > 0).length,
+    });
+    model.add(to.nodeId, devices, { jobId: job.id, tenantId: job.tenantId, plan });
+    activeDevices.set(job.tenantId, active + devices.length);
+  }
+  return out;
 }

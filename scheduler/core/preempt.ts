@@ -64,7 +64,10 @@ export function findVictims(
     for (const s of model.slots.get(nodeId)!)
       for (const o of s.occupants) {
         if (ctx.leaving.has(o.jobId)) {
-          if (!ctx.claimed.has(o.jobId) && !leavingHere.includes(o.jobId)) leavingHere.push(o.jobId);
+          // A job changing plan in place comes back to its devices: they are not free to claim.
+          const returning = ctx.running.get(o.jobId)?.preemptReason === 'replan';
+          if (!returning && !ctx.claimed.has(o.jobId) && !leavingHere.includes(o.jobId))
+            leavingHere.push(o.jobId);
         } else if (!onNode.has(o.jobId)) {
           const r = ctx.running.get(o.jobId);
           if (r) onNode.set(o.jobId, r);

@@ -6,7 +6,7 @@
  *      each queued job's plan, admit in tournament order (placing, time-sharing or preempting),
  *      and requeue the rest with their reason, position and estimated start (pool-round.ts);
  *   3. re-plan running jobs whose profiles now favour another plan (planner/replan.ts): a move is
- *      a preemption of the job itself, taken only in a pool where nothing waits;
+ *      a preemption of the job itself, which gets its devices back first in the next round;
  *   4. record, once per placement, the step time predicted for a running job from its first 5
  *      profiled steps there (`job.plan_fitted`), re-planning on or off.
  */
@@ -15,12 +15,11 @@ import type { Decisions, Policy, Snapshot } from './types.js';
 import { considerFitted, considerReplan } from '../planner/replan.js';
 
 function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: number, out: Decisions): void {
-  const waiting = new Set(out.queue.map((q) => q.pool));
   const touched = new Set([...out.preempt.map((p) => p.jobId), ...out.takeBack.map((t) => t.jobId)]);
   for (const pool of pools.values())
     for (const job of pool.running) {
       if (!job.replan || touched.has(job.id)) continue;
-      const d = considerReplan(job, job.replan, policy, now, waiting.has(pool.pool));
+      const d = considerReplan(job, job.replan, policy, now);
       if (!d) continue;
       out.replan.push(d);
       if (d.kind === 'move')

@@ -102,6 +102,8 @@ export interface RunningJob {
   queuedAt: number;
   /** Set while a preemption notice is out: the job is checkpointing and will give its devices back. */
   preemptRequestedAt: number | null;
+  /** The notice's reason; a job moving to a new plan (`replan`) gets its devices back, nobody claims them. */
+  preemptReason?: PreemptDecision['reason'] | null;
   /** Steps done so far (from its metrics or checkpoints) and steps in all. */
   stepsDone: number;
   steps: number;
@@ -131,6 +133,11 @@ export interface QueuedJob {
   requeueReason: 'preempted' | 'node_lost' | 'crashed' | 'drained' | null;
   /** Measured figures from its earlier runs, if any. */
   profile: ProfileSummary | null;
+  /**
+   * A job that left its devices to change plan in place (a `replan` move): they are given back to
+   * it, before anyone else is considered, if they are still free for it.
+   */
+  returnTo?: { nodeId: string; devices: number[] } | null;
 }
 
 export interface TenantState {

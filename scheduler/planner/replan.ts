@@ -1,7 +1,8 @@
 /**
  * Re-planning a running job (OrchestrRL's proactive loop): as its profiles arrive, the plan the
  * model now predicts fastest on the job's devices may differ from the one it runs. The job is moved
- * (checkpoint, release, placed again with the new plan) only when the predicted gain over its
+ * in place (checkpoint, release, placed again on the same devices with the new plan, before anyone
+ * else: pool-round.ts `returnMovedJobs`) only when the predicted gain over its
  * remaining steps beats the cost of the move; either way the decision is recorded, once per shift
  * of the prediction, and after a move the measured gain is recorded once the job has run enough
  * steps in its new placement to say.
@@ -98,15 +99,14 @@ const sameShape = (a: PlanShape, b: PlanShape) =>
   a.microBatches === b.microBatches;
 
 /**
- * The decision for one running job this round, or null (nothing to decide). `poolWaiting`: jobs
- * wait in its pool, so a job that gave its devices back might not get them again; moves wait.
+ * The decision for one running job this round, or null (nothing to decide). A move keeps the job's
+ * devices (they come back to it first), so it is taken in a pool where others wait as well.
  */
 export function considerReplan(
   job: RunningJob,
   input: ReplanInput,
   policy: Policy,
   now: number,
-  poolWaiting: boolean,
 ): ReplanDecision | null {
   if (job.preemptRequestedAt !== null || input.workload.mode !== 'auto') return null;
   const remainingSteps = Math.max(0, job.steps - job.stepsDone);
@@ -163,7 +163,6 @@ export function considerReplan(
     job.plan.switchSeconds +
     policy.restartSeconds;
   const pays = predictedGainSeconds > moveCostSeconds;
-  if (pays && poolWaiting) return null;
   return {
     ...base,
     kind: pays ? 'move' : 'decline',

@@ -86,7 +86,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     ),
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
     pool.query(
-      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, queued_at, preempt_requested_at, updated_at,
+      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, queued_at, preempt_requested_at,
+              preempt_reason, updated_at,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
     ),
@@ -138,22 +139,26 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
-  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows] = await Promise.all([
-    runningIds.length
-      ? pool.query(
-          `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
-          [runningIds],
-        )
-      : { rows: [] },
-    resumedIds.length
-      ? pool.query(
-          `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
-          [resumedIds],
-        )
-      : { rows: [] },
-    profiled.length
-      ? pool.query(
-          `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
+  const preemptedIds = queuedRows.rows
+    .filter((r) => r.requeue_reason === 'preempted')
+    .map((r) => r.id as string);
+  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows] =
+    await Promise.all([
+      runningIds.length
+        ? pool.query(
+            `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
+            [runningIds],
+          )
+        : { rows: [] },
+      resumedIds.length
+        ? pool.query(
+            `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
+            [resumedIds],
+          )
+        : { rows: [] },
+      profiled.length
+        ? pool.query(
+            `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
                   sum(sp.onload_seconds + sp.offload_seconds)::float8 AS switching,
                   max(sp.peak_bytes)::float8 AS peak,
                   extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span,
@@ -163,15 +168,15 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                                    - min(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at))::float8 AS since_span
              FROM stage_profiles sp JOIN jobs j ON j.id = sp.job_id
             WHERE sp.job_id = ANY($1::uuid[]) AND sp.step IS NOT NULL GROUP BY sp.job_id`,
-          [profiled],
-        )
-      : { rows: [] },
-    // The cost model's samples per stage and shape: means of the calls within 3× the median
-    // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
-    // the job's warm-up steps left out (profile-summary.ts `stageSamples` does the same).
-    profiled.length
-      ? pool.query(
-          `WITH r AS (
+            [profiled],
+          )
+        : { rows: [] },
+      // The cost model's samples per stage and shape: means of the calls within 3× the median
+      // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
+      // the job's warm-up steps left out (profile-summary.ts `stageSamples` does the same).
+      profiled.length
+        ? pool.query(
+            `WITH r AS (
              SELECT job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
                     onload_seconds + offload_seconds AS switching,
@@ -193,29 +198,47 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                   coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching
              FROM p JOIN m USING (job_id, stage, batch, devices)
             GROUP BY p.job_id, p.stage, p.batch, p.devices`,
-          [profiled, OUTLIER_FACTOR, WARMUP_STEPS],
-        )
-      : { rows: [] },
-    // Re-planning: each running job's latest decision.
-    runningIds.length
-      ? pool.query(
-          `SELECT DISTINCT ON (job_id) job_id, type, data,
+            [profiled, OUTLIER_FACTOR, WARMUP_STEPS],
+          )
+        : { rows: [] },
+      // Re-planning: each running job's latest decision.
+      runningIds.length
+        ? pool.query(
+            `SELECT DISTINCT ON (job_id) job_id, type, data,
                   (extract(epoch from created_at) * 1000)::float8 AS at
              FROM job_events
             WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
             ORDER BY job_id, id DESC`,
-          [runningIds, decisionEventTypes],
-        )
-      : { rows: [] },
-    // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
-    runningIds.length
-      ? pool.query(
-          `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
+            [runningIds, decisionEventTypes],
+          )
+        : { rows: [] },
+      // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
+      runningIds.length
+        ? pool.query(
+            `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
             WHERE e.job_id = ANY($1::uuid[]) AND e.type = $2 AND e.created_at >= j.placed_at`,
-          [runningIds, replanEventTypes.fitted],
-        )
-      : { rows: [] },
-  ]);
+            [runningIds, replanEventTypes.fitted],
+          )
+        : { rows: [] },
+      // Jobs that left their devices to change plan in place: the devices of their last placement.
+      preemptedIds.length
+        ? pool.query(
+            `SELECT j.id, pl.data->'placement' AS placement
+             FROM jobs j
+             CROSS JOIN LATERAL (SELECT data FROM job_events
+                                  WHERE job_id = j.id AND type = 'job.preempted' ORDER BY id DESC LIMIT 1) pe
+             CROSS JOIN LATERAL (SELECT data FROM job_events
+                                  WHERE job_id = j.id AND type = 'job.placed' ORDER BY id DESC LIMIT 1) pl
+            WHERE j.id = ANY($1::uuid[]) AND pe.data->>'reason' = 'replan'`,
+            [preemptedIds],
+          )
+        : { rows: [] },
+    ]);
+  const returnTo = new Map<string, { nodeId: string; devices: number[] }>();
+  for (const r of returnRows.rows) {
+    const p = r.placement as { nodeId?: string; devices?: number[] } | null;
+    if (p?.nodeId && Array.isArray(p.devices)) returnTo.set(r.id, { nodeId: p.nodeId, devices: p.devices });
+  }
   const fitted = new Set(fittedRows.rows.map((r) => r.job_id as string));
   const kindOf = Object.fromEntries(Object.entries(replanEventTypes).map(([k, t]) => [t, k as ReplanKind]));
   const lastReplan = new Map<string, NonNullable<ReplanInput['last']>>();
@@ -295,6 +318,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       placedAt: new Date(r.placed_at ?? r.updated_at).getTime(),
       queuedAt: new Date(r.queued_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
+      preemptReason: r.preempt_reason ?? null,
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,
       replan: {
@@ -329,6 +353,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       attempts: r.attempts,
       requeueReason: r.requeue_reason,
       profile: profiles.get(r.id) ?? null,
+      returnTo: returnTo.get(r.id) ?? null,
     };
   });
 

@@ -127,6 +127,17 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
   }
 
   function apply(d: Decisions, now: number): void {
+    for (const r of d.replan) {
+      if (r.kind === 'fitted') continue;
+      const j = byId.get(r.jobId)!;
+      j.lastReplan = {
+        kind: r.kind,
+        at: toMs(now),
+        predictedStepSeconds: r.predictedStepSeconds,
+        beforeStepSeconds: r.beforeStepSeconds,
+      };
+      rec.replans[r.kind] = (rec.replans[r.kind] ?? 0) + 1;
+    }
     for (const tb of d.takeBack) {
       const j = byId.get(tb.jobId)!;
       if (j.status !== 'running') continue;
@@ -142,7 +153,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       }
       if (now - j.placedAt < policy.minRunSeconds - 1e-3)
         rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
-      j.notify(policy.preemptGraceSeconds);
+      j.notify(policy.preemptGraceSeconds, p.reason);
       rec.preemptions++;
       requestRound(now + policy.preemptGraceSeconds + 0.001);
     }

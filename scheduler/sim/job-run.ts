@@ -16,7 +16,8 @@
 import type { Clock } from './events.js';
 import type { DeviceLocks } from './devices.js';
 import type { Rng } from './rng.js';
-import type { ProfileSummary } from '../core/types.js';
+import type { PreemptDecision, ProfileSummary } from '../core/types.js';
+import type { ReplanInput } from '../planner/replan.js';
 import type { PlacementMode } from '../../common/node-protocol/placement.js';
 import type { StageSample } from '../planner/cost-model.js';
 import { drawStep, drawTurn, turnOn, turnStats, type Phase } from './step.js';
@@ -48,7 +49,6 @@ interface StageSums {
   seconds: number;
   bulk: number;
   calls: number;
-  devices: number;
 }
 
 export class JobRun {
@@ -81,10 +81,15 @@ export class JobRun {
   /** Holds in progress, by side (a temporal hold is `generate`), with their devices. */
   private readonly holds = new Map<Side, { from: number; devices: number[] }>();
   private sums = { step: 0, held: 0, switches: 0, n: 0 };
-  private stageSums: Record<Side, StageSums> = {
-    generate: { seconds: 0, bulk: 0, calls: 0, devices: 0 },
-    train: { seconds: 0, bulk: 0, calls: 0, devices: 0 },
-  };
+  /** Per stage and device count, as the worker's profiles are grouped (a moved job has both). */
+  private stageSums: Record<Side, Map<number, StageSums>> = { generate: new Map(), train: new Map() };
+  /** Why the notice out now was sent; where a job moving to a new plan in place comes back to. */
+  noticeReason: PreemptDecision['reason'] | null = null;
+  returnTo: { nodeId: string; devices: number[] } | null = null;
+  /** The latest re-planning decision about this job, as production reads it from its events. */
+  lastReplan: ReplanInput['last'] = null;
+  private placedSteps = 0;
+  private placedWall = 0;
   private lastStepAt = 0;
   // Pipelined plans: batches generated in this placement, batches ready for training, trainer state.
   private generated = 0;
@@ -143,22 +148,27 @@ export class JobRun {
     };
   }
 
+  /** Steps and mean wall seconds per step in the current placement (null before two steps). */
+  sincePlaced(): ReplanInput['sincePlaced'] {
+    return this.placedSteps >= 2
+      ? { steps: this.placedSteps, stepSeconds: this.placedWall / this.placedSteps }
+      : null;
+  }
+
   private stageSamples(): StageSample[] {
     const out: StageSample[] = [];
-    for (const side of ['generate', 'train'] as const) {
-      const st = this.stageSums[side];
-      if (st.calls === 0) continue;
-      const devices = Math.round(st.devices / st.calls);
-      out.push({
-        stage: side,
-        batch: STEP_SEQUENCES,
-        devices,
-        computeSeconds: st.seconds / st.calls,
-        switchSeconds: this.pairSeconds(side, devices),
-        count: st.calls,
-        ...(side === 'generate' ? { occupancy: st.bulk / Math.max(1e-9, st.seconds) } : {}),
-      });
-    }
+    for (const side of ['generate', 'train'] as const)
+      for (const [devices, st] of this.stageSums[side]) {
+        out.push({
+          stage: side,
+          batch: STEP_SEQUENCES,
+          devices,
+          computeSeconds: st.seconds / st.calls,
+          switchSeconds: this.pairSeconds(side, devices),
+          count: st.calls,
+          ...(side === 'generate' ? { occupancy: st.bulk / Math.max(1e-9, st.seconds) } : {}),
+        });
+      }
     return out;
   }
 
@@ -213,6 +223,10 @@ export class JobRun {
     this.plan = plan && plan.mode !== 'temporal' ? plan : null;
     this.placedAt = now;
     this.notice = null;
+    this.noticeReason = null;
+    this.returnTo = null;
+    this.placedSteps = 0;
+    this.placedWall = 0;
     this.attempts++;
     this.queuedSeconds += now - this.queuedAt;
     this.firstPlacedAt ??= now;
@@ -301,11 +315,12 @@ export class JobRun {
 
   private commitStages(): void {
     for (const p of this.pendingStage) {
-      const st = this.stageSums[p.side];
+      const sums = this.stageSums[p.side];
+      let st = sums.get(p.devices);
+      if (!st) sums.set(p.devices, (st = { seconds: 0, bulk: 0, calls: 0 }));
       st.seconds += p.seconds;
       st.bulk += p.bulk;
       st.calls++;
-      st.devices += p.devices;
     }
     this.pendingStage = [];
   }
@@ -359,6 +374,8 @@ export class JobRun {
     s.held += heldPerDevice;
     s.switches += switches;
     s.n++;
+    this.placedSteps++;
+    this.placedWall += wall;
     this.commitStages();
     if (checkpointed) this.lastCheckpoint = this.stepsDone;
     if (this.stepsDone >= this.spec.steps) {
@@ -474,9 +491,12 @@ export class JobRun {
   }
 
   /** A preemption notice: stop the step, write a checkpoint, and leave if it is done within the grace. */
-  notify(graceSeconds: number): void {
+  notify(graceSeconds: number, reason: PreemptDecision['reason'] = 'priority'): void {
     const now = this.clock.now;
     this.notice = now;
+    this.noticeReason = reason;
+    // A move to a new plan keeps its devices: the round gives them back to it first.
+    this.returnTo = reason === 'replan' ? { nodeId: this.nodeId, devices: [...this.devices] } : null;
     this.preemptions.push({ placedAt: this.placedAt, at: now });
     this.token++;
     this.pendingStage = [];

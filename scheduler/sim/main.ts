@@ -106,7 +106,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   out(`Headline on ${title}: ${v.pass ? 'PASS' : 'FAIL'}`);
   const gain = ts.saturatedJobsPerHour / temporal.saturatedJobsPerHour;
   out(
-    `Stage planner (issue 12): Timeshare with the planner ${ts.saturatedJobsPerHour.toFixed(2)} jobs/h while saturated against temporal-only ${temporal.saturatedJobsPerHour.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the makespan ${(ts.jobsPerHour / temporal.jobsPerHour).toFixed(3)}×); plans placed: ${ts.plans}. Without the planner Timeshare is ${(temporal.saturatedJobsPerHour / fifo.saturatedJobsPerHour).toFixed(3)}× FIFO and ${(temporal.saturatedJobsPerHour / kueue.saturatedJobsPerHour).toFixed(3)}× Kueue-like while saturated.`,
+    `Stage planner (issue 12): Timeshare with the planner ${ts.saturatedJobsPerHour.toFixed(2)} jobs/h while saturated against temporal-only ${temporal.saturatedJobsPerHour.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the makespan ${(ts.jobsPerHour / temporal.jobsPerHour).toFixed(3)}×); plans placed: ${ts.plans}; re-planning: ${ts.replans}. Without the planner Timeshare is ${(temporal.saturatedJobsPerHour / fifo.saturatedJobsPerHour).toFixed(3)}× FIFO and ${(temporal.saturatedJobsPerHour / kueue.saturatedJobsPerHour).toFixed(3)}× Kueue-like while saturated.`,
   );
   for (const l of losses(ts, [fifo, kueue])) out(`- ${l}`);
   for (const r of rows)

@@ -16,6 +16,8 @@ export class Recorder {
   sharedPlacements = 0;
   /** Placements by the mode of their plan. */
   readonly placementsByMode: Record<string, number> = {};
+  /** Re-planning decisions by kind (move, decline, measured). */
+  readonly replans: Record<string, number> = {};
   takeBacks = 0;
   /** Per tenant: ∫ share dt and ∫ entitlement dt (fractions of the pool × seconds). */
   readonly shares = new Map<string, { share: number; entitlement: number }>();

@@ -92,8 +92,22 @@ export function buildSnapshot(
         placedAt: toMs(j.placedAt),
         queuedAt: toMs(j.queuedAt),
         preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
+        preemptReason: j.noticeReason,
         stepsDone: j.stepsDone,
         steps: s.steps,
+        // Re-planning reads what production reads from its events and profiles (the simulator records
+        // no `job.plan_fitted`: it is a record for people, not an input).
+        ...(opts.planner
+          ? {
+              replan: {
+                workload: workloadOf(s),
+                profile: j.profile(),
+                last: j.lastReplan,
+                sincePlaced: j.sincePlaced(),
+                fitted: true,
+              },
+            }
+          : {}),
       });
     } else if (j.status === 'queued')
       queued.push({
@@ -112,6 +126,7 @@ export function buildSnapshot(
         attempts: j.attempts,
         requeueReason: j.requeueReason,
         profile: j.profile(),
+        returnTo: j.returnTo,
       });
   }
   const tenantStates: TenantState[] = tenants.map((t) => {

@@ -43,6 +43,8 @@ export interface Summary {
   violations: string[];
   /** Placements by plan mode, e.g. "temporal 80, spatial 40". */
   plans: string;
+  /** Re-planning decisions by kind, e.g. "move 3, decline 1, measured 3". */
+  replans: string;
 }
 
 export function quantile(xs: readonly number[], q: number): number {
@@ -123,5 +125,9 @@ export function summarise(label: string, r: SimResult): Summary {
     plans: Object.entries(r.recorder.placementsByMode)
       .map(([mode, n]) => `${mode} ${n}`)
       .join(', '),
+    replans:
+      Object.entries(r.recorder.replans)
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(', ') || 'none',
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Re-planning in the round (schedule(), pure): a running `auto` job whose profile now favours
  * another plan is moved only when the predicted gain over its remaining steps beats the move's
- * cost, and only where nothing waits; each decision is recorded once per shift of the prediction;
- * after a move the measured gain is recorded once the new placement has run 5 steps.
+ * cost, in place (its devices come back to it first, so also where others wait); each decision is
+ * recorded once per shift of the prediction; after a move the measured gain is recorded once the
+ * new placement has run 5 steps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -81,10 +82,39 @@ describe('re-planning', () => {
     assert.equal(d.preempt.length, 0);
   });
 
-  it('does not move a job while others wait in its pool', () => {
+  it('moves a job in place while others wait: nobody claims its devices, and they come back to it first', () => {
     const d = round(job(), true);
-    assert.equal(d.replan.length, 0);
-    assert.ok(!d.preempt.some((p) => p.reason === 'replan'));
+    assert.equal(d.replan[0]?.kind, 'move');
+    assert.ok(d.preempt.some((p) => p.jobId === 'r' && p.reason === 'replan'));
+
+    // While it checkpoints, an aged job that wants its 2 devices does not claim them.
+    const aged = queued('q', 'a', { devices: 2, maxDevices: 2, queuedAt: T0 - 5 * 3600_000 });
+    const leaving = job({ preemptRequestedAt: T0 - 1000, preemptReason: 'replan' });
+    const during = schedule(
+      snapshot({ nodes: [node('n1', 2)], tenants: [tenant('a')], running: [leaving], queued: [aged] }),
+      defaultPolicy,
+      T0,
+    );
+    assert.deepEqual([during.place, during.preempt], [[], []]);
+
+    // Requeued, it is placed on the same devices with its new plan before the aged job.
+    const back = queued('r', 'a', {
+      devices: 2,
+      maxDevices: 2,
+      workload: w,
+      profile,
+      requeueReason: 'preempted',
+      returnTo: { nodeId: 'n1', devices: [1, 0] },
+    });
+    const after = schedule(
+      snapshot({ nodes: [node('n1', 2)], tenants: [tenant('a')], running: [], queued: [aged, back] }),
+      defaultPolicy,
+      T0 + 30_000,
+    );
+    assert.deepEqual(
+      after.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),
+      [['r', 'n1', [0, 1], best.mode]],
+    );
   });
 
   it("takes no decision for a plan predicted less than 15% faster (within the model's error)", () => {

@@ -129,6 +129,37 @@ describe('simulator engine', () => {
     assert.ok(strict.end <= simulate(world([onPolicy], 4), defaultPolicy).end * 1.05);
   });
 
+  it('re-plans a job measured after it started in place, while another waits for its devices', () => {
+    // The job above, new (no earlier profile): it starts temporal on the prior, is measured, and
+    // moves to a spatial plan on the same 4 devices although a 4-device job waits for them.
+    const shape = {
+      turns: 1,
+      generateSeconds: 80,
+      tailSigma: 1,
+      envSeconds: 0,
+      rewardSeconds: 5,
+      trainSeconds: 13,
+      syncSeconds: 2,
+    };
+    const spec = job('measured', { devices: 4, shape, maxWeightLag: 1, steps: 60, recurring: false });
+    const waiter = job('waiter', { devices: 4, arrival: 60, steps: 5 });
+    const placements: [string, string, string][] = [];
+    const r = simulate(world([spec, waiter], 4), kueueLikePolicy, {
+      planner: true,
+      observe: (_s, d) =>
+        placements.push(...d.place.map((p): [string, string, string] => [p.jobId, p.mode, p.devices.join()])),
+    });
+    assert.deepEqual(r.recorder.violations, []);
+    assert.equal(r.recorder.replans.move, 1);
+    assert.equal(r.recorder.replans.measured, 1);
+    assert.deepEqual(placements, [
+      ['measured', 'temporal', '0,1,2,3'],
+      ['measured', 'spatial', '0,1,2,3'],
+      ['waiter', 'temporal', '0,1,2,3'],
+    ]);
+    assert.ok(r.jobs.every((j) => j.status === 'done' && j.stepsLost === 0));
+  });
+
   it('preempts and requeues a spatial job cleanly: both loops stop, the steps so far are kept', () => {
     const shape = {
       turns: 2,
