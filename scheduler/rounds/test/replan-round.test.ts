@@ -8,6 +8,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
 import { defaultPolicy } from '../../core/policy.js';
 import { schedule } from '../../core/schedule.js';
+import { requeueJob } from '../../../common/jobs/transitions.js';
 import { applyDecisions } from '../apply-decisions.js';
 import { acquireLease } from '../leader.js';
 import { readSnapshot } from '../read-snapshot.js';
@@ -171,5 +172,45 @@ it("reads a running spatial job at the split its placement records (a rebalance'
     assert.notEqual(moved.predictedStepSeconds, back.predictedStepSeconds, 'each costed at its own split');
   } finally {
     await pool.query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = $1`, [id]);
+  }
+});
+
+it('gives a job moved to a new plan its devices back first, ahead of a job queued before it', async () => {
+  const id = await runningJob(0);
+  const row = (await pool.query(`SELECT node_id, pool, placement, tenant_id FROM jobs WHERE id = $1`, [id]))
+    .rows[0];
+  // Its placement as the round that placed it recorded it (apply-decisions.ts writes `job.placed`).
+  await pool.query(`INSERT INTO job_events (job_id, type, data) VALUES ($1, 'job.placed', $2)`, [
+    id,
+    { status: 'placed', placement: row.placement },
+  ]);
+  const old = (
+    await pool.query(
+      `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, queued_at)
+       VALUES ($1, 'old', $2, 'queued', $3, 2, now() - interval '30 minutes') RETURNING id`,
+      [row.tenant_id, { resources: { devices: 2 }, workflow: { mode: 'temporal', steps: 10 } }, row.pool],
+    )
+  ).rows[0].id as string;
+  try {
+    await pool.query(`UPDATE nodes SET last_heartbeat_at = now() WHERE id = $1`, [row.node_id]);
+    const first = await round();
+    assert.deepEqual(
+      first.preempt.map((p) => [p.jobId, p.reason]),
+      [[id, 'replan']],
+    );
+    // While it checkpoints, the older job does not take or wait on its devices.
+    assert.ok(!first.place.some((p) => p.jobId === old));
+    // The node reports the checkpoint: the job is back in the queue (common/jobs/transitions.ts).
+    await requeueJob(pool, id, row.node_id, 'preempted', null);
+    const second = await round();
+    assert.deepEqual(
+      second.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),
+      [[id, row.node_id, [0, 1], 'temporal']],
+    );
+    assert.equal(second.queue.find((q) => q.jobId === old)?.waitReason, 'capacity');
+  } finally {
+    await pool.query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = ANY($1::uuid[])`, [
+      [id, old],
+    ]);
   }
 });
