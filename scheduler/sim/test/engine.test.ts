@@ -39,6 +39,17 @@ const world = (jobs: SimJobSpec[], devices = 1): SimWorkload => ({
   jobs,
 });
 
+/** Generation 80% of the step with a long tail: on 4 devices with a step of lag, spatial wins. */
+const aheadShape = {
+  turns: 1,
+  generateSeconds: 80,
+  tailSigma: 1,
+  envSeconds: 0,
+  rewardSeconds: 5,
+  trainSeconds: 13,
+  syncSeconds: 2,
+};
+
 describe('simulator engine', () => {
   it("a lone job's completion time is its steps × step time (plus its first onload and the decision)", () => {
     const spec = job('solo');
@@ -98,17 +109,7 @@ describe('simulator engine', () => {
   });
 
   it('runs the plans the stage planner chooses: a measured job that may run ahead goes spatial and steps faster', () => {
-    // Generation 80% of the step with a long tail, four devices, one step of weight lag allowed.
-    const shape = {
-      turns: 1,
-      generateSeconds: 80,
-      tailSigma: 1,
-      envSeconds: 0,
-      rewardSeconds: 5,
-      trainSeconds: 13,
-      syncSeconds: 2,
-    };
-    const spec = job('ahead', { devices: 4, shape, maxWeightLag: 1, steps: 30 });
+    const spec = job('ahead', { devices: 4, shape: aheadShape, maxWeightLag: 1, steps: 30 });
     const temporal = simulate(world([spec], 4), defaultPolicy);
     const modes: string[] = [];
     const planned = simulate(world([spec], 4), defaultPolicy, {
@@ -132,16 +133,13 @@ describe('simulator engine', () => {
   it('re-plans a job measured after it started in place, while another waits for its devices', () => {
     // The job above, new (no earlier profile): it starts temporal on the prior, is measured, and
     // moves to a spatial plan on the same 4 devices although a 4-device job waits for them.
-    const shape = {
-      turns: 1,
-      generateSeconds: 80,
-      tailSigma: 1,
-      envSeconds: 0,
-      rewardSeconds: 5,
-      trainSeconds: 13,
-      syncSeconds: 2,
-    };
-    const spec = job('measured', { devices: 4, shape, maxWeightLag: 1, steps: 60, recurring: false });
+    const spec = job('measured', {
+      devices: 4,
+      shape: aheadShape,
+      maxWeightLag: 1,
+      steps: 60,
+      recurring: false,
+    });
     const waiter = job('waiter', { devices: 4, arrival: 60, steps: 5 });
     const placements: [string, string, string][] = [];
     const r = simulate(world([spec, waiter], 4), kueueLikePolicy, {
