@@ -158,17 +158,27 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         : { rows: [] },
       profiled.length
         ? pool.query(
-            `SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
+            `WITH sp AS (
+               SELECT *, step >= min(step) OVER (PARTITION BY job_id) + $2 AS settled
+                 FROM stage_profiles WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL
+             )
+             SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
                   sum(sp.onload_seconds + sp.offload_seconds)::float8 AS switching,
                   max(sp.peak_bytes)::float8 AS peak,
                   extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span,
+                  -- Past the warm-up steps (WARMUP_STEPS), once there are two: the job's pace.
+                  count(DISTINCT sp.step) FILTER (WHERE sp.settled)::int AS settled_steps,
+                  sum(sp.seconds) FILTER (WHERE sp.settled)::float8 AS settled_busy,
+                  sum(sp.onload_seconds + sp.offload_seconds) FILTER (WHERE sp.settled)::float8 AS settled_switching,
+                  extract(epoch from max(sp.created_at) FILTER (WHERE sp.settled)
+                                   - min(sp.created_at) FILTER (WHERE sp.settled))::float8 AS settled_span,
                   -- Since the current placement (re-planning measures a move's gain from these).
                   count(DISTINCT sp.step) FILTER (WHERE sp.created_at >= j.placed_at)::int AS since_steps,
                   extract(epoch from max(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at)
                                    - min(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at))::float8 AS since_span
-             FROM stage_profiles sp JOIN jobs j ON j.id = sp.job_id
-            WHERE sp.job_id = ANY($1::uuid[]) AND sp.step IS NOT NULL GROUP BY sp.job_id`,
-            [profiled],
+             FROM sp JOIN jobs j ON j.id = sp.job_id
+            GROUP BY sp.job_id`,
+            [profiled, WARMUP_STEPS],
           )
         : { rows: [] },
       // The cost model's samples per stage and shape: means of the calls within 3× the median
@@ -270,14 +280,18 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   for (const r of [...progress.rows, ...checkpointed.rows]) stepsDone.set(r.job_id, Number(r.step));
   const profiles = new Map<string, ProfileSummary>();
   for (const r of profileRows.rows) {
-    const steps = Math.max(1, r.steps as number);
-    const busy = (r.busy as number) / steps;
+    // The mean step from the steps past the warm-up once there are two of them (the first steps ran
+    // 1.5–2.5× the job's later pace); `samples` still counts every profiled step.
+    const settled = (r.settled_steps as number) >= 2;
+    const steps = settled ? (r.settled_steps as number) : Math.max(1, r.steps as number);
+    const busy = ((settled ? r.settled_busy : r.busy) as number) / steps;
+    const span = (settled ? r.settled_span : r.span) as number;
     profiles.set(r.job_id, {
-      stepSeconds: steps > 1 ? Math.max(busy, (r.span as number) / (steps - 1)) : busy / 0.8,
+      stepSeconds: steps > 1 ? Math.max(busy, span / (steps - 1)) : busy / 0.8,
       busySeconds: busy,
-      switchSeconds: (r.switching as number) / steps,
+      switchSeconds: ((settled ? r.settled_switching : r.switching) as number) / steps,
       peakBytes: r.peak as number,
-      samples: steps,
+      samples: Math.max(0, (r.steps as number) - WARMUP_STEPS),
       stages: stageSamples.get(r.job_id) ?? [],
     });
   }

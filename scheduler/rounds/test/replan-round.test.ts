@@ -30,7 +30,7 @@ after(async () => {
   await db.drop();
 });
 
-/** A job running spatially on its own 2-device node, with 6 profiled temporal-shaped steps and `done` steps done. */
+/** A job running spatially on its own 2-device node, with 8 profiled temporal-shaped steps (6 past the warm-up) and `done` steps done. */
 async function runningJob(done: number): Promise<string> {
   const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
   await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
@@ -71,7 +71,7 @@ async function runningJob(done: number): Promise<string> {
     [t.rows[0].id, spec, p.rows[0].name, nodeId, placement],
   );
   const id = j.rows[0].id as string;
-  for (let step = 1; step <= 6; step++)
+  for (let step = 1; step <= 8; step++)
     await pool.query(
       `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, onload_seconds, offload_seconds, created_at)
        VALUES ($1, $2, 'generate', $3::int, 0.05, 512, 2, 0, 0, now() - interval '5 minutes' + $3::int * interval '0.5 s'),
@@ -118,7 +118,7 @@ it('moves a job whose profile favours another plan, declines one too close to it
       [declined, 'decline'],
     ].sort(),
   );
-  // Both have run 6 profiled steps in their placement: the prediction fitted to them is recorded.
+  // Both have run 6 profiled steps past the warm-up in their placement: the prediction fitted to them is recorded.
   assert.deepEqual(
     first.replan
       .filter((r) => r.kind === 'fitted')
