@@ -51,9 +51,10 @@ export function schedulePool(
   for (const r of input.running) {
     if (!model.slots.has(r.nodeId)) continue;
     model.add(r.nodeId, r.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
-    if (r.preemptRequestedAt !== null) leaving.add(r.id);
-    if (r.preemptRequestedAt !== null && r.preemptReason === 'replan')
-      for (const s of model.slotsOf(r.nodeId, r.devices)) s.held = true;
+    if (r.preemptRequestedAt === null) continue;
+    leaving.add(r.id);
+    // A job changing plan in place comes back to these devices: nobody joins or claims them.
+    if (r.preemptReason === 'replan') for (const s of model.slotsOf(r.nodeId, r.devices)) s.held = true;
   }
   // Each running job's part of the pool: a device shared by n jobs counts 1/n for each.
   const footprint = new Map<string, { devices: number; memory: number }>();
@@ -132,17 +133,35 @@ export function schedulePool(
   // for one job does not idle the pool.
   let reservedFrom = Infinity;
 
-  const returned = returnMovedJobs(input.queued, plans, model, tenants, activeDevices);
-  for (const p of returned) {
-    const u = fair.of(p.tenantId);
-    u.devices += p.devices.length;
-    u.memory += p.devices.length * p.plan.deviceBytes;
-    u.demand -= p.plan.devicesMin;
-    placedHere.push(p);
+  const place = (job: QueuedJob, plan: JobPlan, nodeId: string, devices: number[], shared: number) => {
+    placedHere.push({
+      jobId: job.id,
+      tenantId: job.tenantId,
+      queueSeq: job.queueSeq,
+      nodeId,
+      devices,
+      ...stageDeviceMap(plan.mode, devices, { generate: plan.generateDevices, train: plan.trainDevices }),
+      ...deviceFigures(model, nodeId, devices),
+      plan,
+      sharedWith: shared,
+    });
+    model.add(nodeId, devices, { jobId: job.id, tenantId: job.tenantId, plan });
+    const u = fair.of(job.tenantId);
+    u.devices += devices.length;
+    u.memory += devices.length * plan.deviceBytes;
+    u.demand -= plan.devicesMin;
+    activeDevices.set(job.tenantId, (activeDevices.get(job.tenantId) ?? 0) + devices.length);
+  };
+
+  // Jobs that gave their devices back to change plan in place get them again before anyone else.
+  const returned = new Set<string>();
+  for (const job of input.queued) {
+    const back = job.returnTo && returnFit(job, plans.get(job.id)!, model, tenants, activeDevices);
+    if (!back) continue;
+    place(job, plans.get(job.id)!, back.nodeId, back.devices, back.shared);
+    returned.add(job.id);
   }
-  const queued = returned.length
-    ? input.queued.filter((j) => !returned.some((p) => p.jobId === j.id))
-    : input.queued;
+  const queued = returned.size ? input.queued.filter((j) => !returned.has(j.id)) : input.queued;
 
   for (const job of admissionOrder(queued, plans, fair, policy, now)) {
     const plan = plans.get(job.id)!;
@@ -182,27 +201,7 @@ export function schedulePool(
     }
     const fit = missed(plan) ? null : findPlacement(model, plan, policy);
     if (fit) {
-      const decision: PlaceDecision = {
-        jobId: job.id,
-        tenantId: job.tenantId,
-        queueSeq: job.queueSeq,
-        nodeId: fit.nodeId,
-        devices: fit.devices,
-        ...stageDeviceMap(plan.mode, fit.devices, {
-          generate: plan.generateDevices,
-          train: plan.trainDevices,
-        }),
-        ...deviceFigures(model, fit.nodeId, fit.devices),
-        plan,
-        sharedWith: fit.shared,
-      };
-      model.add(fit.nodeId, fit.devices, { jobId: job.id, tenantId: job.tenantId, plan });
-      const u = fair.of(job.tenantId);
-      u.devices += fit.devices.length;
-      u.memory += fit.devices.length * plan.deviceBytes;
-      u.demand -= plan.devicesMin;
-      activeDevices.set(job.tenantId, active + fit.devices.length);
-      placedHere.push(decision);
+      place(job, plan, fit.nodeId, fit.devices, fit.shared);
       continue;
     }
     addMiss(plan);
@@ -361,48 +360,31 @@ function growIntoIdleDevices(
 }
 
 /**
- * Jobs that gave their devices back to change plan in place get them again first, with the plan
- * they are priced at now, if every device can still take them (nothing is placed between rounds,
- * and nobody claims a `replan` job's devices while it checkpoints, so they normally can).
+ * Where a job that gave its devices back to change plan in place goes again: those devices, with
+ * the plan it is priced at now, if every one can still take it (nothing is placed between rounds,
+ * and nobody claims or joins a `replan` job's devices while it checkpoints, so they normally can).
  */
-function returnMovedJobs(
-  queued: readonly QueuedJob[],
-  plans: ReadonlyMap<string, JobPlan>,
+function returnFit(
+  job: QueuedJob,
+  plan: JobPlan,
   model: PoolModel,
   tenants: ReadonlyMap<string, TenantState>,
-  activeDevices: Map<string, number>,
-): PlaceDecision[] {
-  const out: PlaceDecision[] = [];
-  for (const job of queued) {
-    const to = job.returnTo;
-    if (!to || !model.slots.has(to.nodeId)) continue;
-    const plan = plans.get(job.id)!;
-    const slots = model.slotsOf(to.nodeId, to.devices);
-    const tenant = tenants.get(job.tenantId);
-    const active = activeDevices.get(job.tenantId) ?? 0;
-    if (
-      slots.length !== to.devices.length ||
-      to.devices.length < plan.devicesMin ||
-      to.devices.length > plan.devicesMax ||
-      !tenant ||
-      active + to.devices.length > tenant.maxConcurrentDevices ||
-      !slots.every((s) => model.canJoin(s, plan))
-    )
-      continue;
-    const devices = [...to.devices].sort((a, b) => a - b);
-    out.push({
-      jobId: job.id,
-      tenantId: job.tenantId,
-      queueSeq: job.queueSeq,
-      nodeId: to.nodeId,
-      devices,
-      ...stageDeviceMap(plan.mode, devices, { generate: plan.generateDevices, train: plan.trainDevices }),
-      ...deviceFigures(model, to.nodeId, devices),
-      plan,
-      sharedWith: slots.filter((s) => s.occupants.length > 0).length,
-    });
-    model.add(to.nodeId, devices, { jobId: job.id, tenantId: job.tenantId, plan });
-    activeDevices.set(job.tenantId, active + devices.length);
-  }
-  return out;
+  activeDevices: ReadonlyMap<string, number>,
+): { nodeId: string; devices: number[]; shared: number } | null {
+  const to = job.returnTo!;
+  const slots = model.slotsOf(to.nodeId, to.devices);
+  const tenant = tenants.get(job.tenantId);
+  const fits =
+    slots.length === to.devices.length &&
+    to.devices.length >= plan.devicesMin &&
+    to.devices.length <= plan.devicesMax &&
+    tenant !== undefined &&
+    (activeDevices.get(job.tenantId) ?? 0) + to.devices.length <= tenant.maxConcurrentDevices &&
+    slots.every((s) => model.canJoin(s, plan));
+  if (!fits) return null;
+  return {
+    nodeId: to.nodeId,
+    devices: [...to.devices].sort((a, b) => a - b),
+    shared: slots.filter((s) => s.occupants.length > 0).length,
+  };
 }

@@ -64,9 +64,8 @@ export function findVictims(
     for (const s of model.slots.get(nodeId)!)
       for (const o of s.occupants) {
         if (ctx.leaving.has(o.jobId)) {
-          // A job changing plan in place comes back to its devices: they are not free to claim.
-          const returning = ctx.running.get(o.jobId)?.preemptReason === 'replan';
-          if (!returning && !ctx.claimed.has(o.jobId) && !leavingHere.includes(o.jobId))
+          // Held devices are a job's that comes back to them (pool-round.ts): not free to claim.
+          if (!s.held && !ctx.claimed.has(o.jobId) && !leavingHere.includes(o.jobId))
             leavingHere.push(o.jobId);
         } else if (!onNode.has(o.jobId)) {
           const r = ctx.running.get(o.jobId);

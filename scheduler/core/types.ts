@@ -137,7 +137,13 @@ export interface QueuedJob {
    * A job that left its devices to change plan in place (a `replan` move): they are given back to
    * it, before anyone else is considered, if they are still free for it.
    */
-  returnTo?: { nodeId: string; devices: number[] } | null;
+  returnTo?: NodeDevices | null;
+}
+
+/** Some devices of one node. */
+export interface NodeDevices {
+  nodeId: string;
+  devices: number[];
 }
 
 export interface TenantState {

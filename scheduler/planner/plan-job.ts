@@ -222,10 +222,9 @@ function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number 
   const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
   if (plan.mode === 'temporal') return gen + train;
   const training = new Set(plan.train);
-  let busiest = 0;
-  for (const d of new Set([...plan.generate, ...plan.train]))
-    busiest = Math.max(busiest, (plan.generate.includes(d) ? gen : 0) + (training.has(d) ? train : 0));
-  return busiest;
+  // A device that both generates and trains (hybrid) is the busiest; else the busier side's.
+  if (plan.generate.some((d) => training.has(d))) return gen + train;
+  return Math.max(plan.generate.length ? gen : 0, plan.train.length ? train : 0);
 }
 
 /**

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { modelParameters } from '../planner/plan-job.js';
 import type {
+  NodeDevices,
   NodeState,
   ProfileSummary,
   QueuedJob,
@@ -244,7 +245,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           )
         : { rows: [] },
     ]);
-  const returnTo = new Map<string, { nodeId: string; devices: number[] }>();
+  const returnTo = new Map<string, NodeDevices>();
   for (const r of returnRows.rows) {
     const p = r.placement as { nodeId?: string; devices?: number[] } | null;
     if (p?.nodeId && Array.isArray(p.devices)) returnTo.set(r.id, { nodeId: p.nodeId, devices: p.devices });

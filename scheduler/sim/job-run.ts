@@ -16,7 +16,7 @@
 import type { Clock } from './events.js';
 import type { DeviceLocks } from './devices.js';
 import type { Rng } from './rng.js';
-import type { PreemptDecision, ProfileSummary } from '../core/types.js';
+import type { NodeDevices, PreemptDecision, ProfileSummary } from '../core/types.js';
 import type { ReplanInput } from '../planner/replan.js';
 import type { PlacementMode } from '../../common/node-protocol/placement.js';
 import type { StageSample } from '../planner/cost-model.js';
@@ -85,7 +85,7 @@ export class JobRun {
   private stageSums: Record<Side, Map<number, StageSums>> = { generate: new Map(), train: new Map() };
   /** Why the notice out now was sent; where a job moving to a new plan in place comes back to. */
   noticeReason: PreemptDecision['reason'] | null = null;
-  returnTo: { nodeId: string; devices: number[] } | null = null;
+  returnTo: NodeDevices | null = null;
   /** The latest re-planning decision about this job, as production reads it from its events. */
   lastReplan: ReplanInput['last'] = null;
   private placedSteps = 0;

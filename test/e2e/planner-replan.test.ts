@@ -16,6 +16,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { TestTenant } from '../helpers/api-harness.js';
 import { checkpointSteps, eventsOf, startCluster, waitForStatus, type Cluster } from '../helpers/cluster.js';
 
 let c: Cluster;
@@ -47,6 +48,9 @@ const job = (name: string, steps: number, task: Record<string, unknown>) => ({
   },
 });
 
+const submit = async (t: TestTenant, body: object) =>
+  (await t.as(c.h.http.post('/v1/jobs')).send(body).expect(201)).body.id as string;
+
 type Ev = { type: string; data: Record<string, unknown> };
 type Shape = { mode: string; generateDevices: number; trainDevices: number; microBatches: number };
 const shape = (s: Shape) => `${s.mode} g${s.generateDevices}/t${s.trainDevices} m${s.microBatches}`;
@@ -57,12 +61,7 @@ test(
   async () => {
     const t = await c.h.createTenant('replanner', { maxDevicesPerJob: 8, maxConcurrentDevices: 8 });
     const started = Date.now();
-    const id = (
-      await t
-        .as(c.h.http.post('/v1/jobs'))
-        .send(job('growing', 80, { name: 'addition', digits: 1 }))
-        .expect(201)
-    ).body.id as string;
+    const id = await submit(t, job('growing', 80, { name: 'addition', digits: 1 }));
     const done = await waitForStatus(c, t, id, ['succeeded', 'failed'], 220_000);
     assert.equal(done.status, 'succeeded', done.error ?? '');
     const events: Ev[] = await eventsOf(c, t, id);
@@ -145,12 +144,7 @@ test(
   async () => {
     const t = await c.h.createTenant('declined', { maxDevicesPerJob: 8, maxConcurrentDevices: 8 });
     // Reversal of up to 12 letters: the prior places it spatially; its profiles favour temporal.
-    const id = (
-      await t
-        .as(c.h.http.post('/v1/jobs'))
-        .send(job('near-end', 12, { name: 'reversal', maxLength: 12 }))
-        .expect(201)
-    ).body.id as string;
+    const id = await submit(t, job('near-end', 12, { name: 'reversal', maxLength: 12 }));
     const done = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(done.status, 'succeeded', done.error ?? '');
     const events: Ev[] = await eventsOf(c, t, id);
