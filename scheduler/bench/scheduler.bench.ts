@@ -20,6 +20,7 @@ import { firstFitPlace } from './first-fit-baseline.js';
 import { memorySnapshot, seedDatabase, type Size } from './fixtures.js';
 
 const now = Date.UTC(2026, 10, 24);
+const WARM_UP_ROUNDS = 10;
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 
 function timeRounds(size: Size, rounds: number) {
@@ -27,8 +28,9 @@ function timeRounds(size: Size, rounds: number) {
   const times: number[] = [];
   let placed = 0;
   let preempted = 0;
-  // Warm-up rounds first (JIT): a running scheduler has long since compiled its round.
-  for (let i = 0; i < 3; i++) schedule(snap, defaultPolicy, now);
+  // Warm-up rounds first (JIT): the leader runs a round at least every second, so these are its
+  // first seconds; the first rounds of a fresh process run 2–3× slower while V8 compiles them.
+  for (let i = 0; i < WARM_UP_ROUNDS; i++) schedule(snap, defaultPolicy, now);
   for (let i = 0; i < rounds; i++) {
     const t = performance.now();
     const d = schedule(snap, defaultPolicy, now);
@@ -41,18 +43,20 @@ function timeRounds(size: Size, rounds: number) {
 }
 
 async function main(): Promise<void> {
-  console.log('bench:scheduler — schedule() on in-memory snapshots (the same code production runs)');
+  console.log(
+    `bench:scheduler — schedule() on in-memory snapshots (the same code production runs), after ${WARM_UP_ROUNDS} warm-up rounds`,
+  );
   const rows: string[][] = [];
   const cases: [string, Size, number][] = [
     [
       '10,000 jobs, 100 tenants, 4,096 devices, half busy',
       { nodes: 512, devicesPerNode: 8, tenants: 100, queued: 10_000, busyShare: 0.5 },
-      30,
+      100,
     ],
     [
       '10,000 jobs, 100 tenants, 4,096 devices, all busy',
       { nodes: 512, devicesPerNode: 8, tenants: 100, queued: 10_000, busyShare: 1 },
-      30,
+      100,
     ],
     [
       '100,000 jobs, 1,000 tenants, 16,384 devices, half busy',

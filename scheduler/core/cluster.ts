@@ -31,7 +31,7 @@ export interface Slot {
   held?: boolean;
 }
 
-const switchFraction = (p: JobPlan) => p.switchSeconds / Math.max(p.stepSeconds, 1e-9);
+export const switchFraction = (p: JobPlan) => p.switchSeconds / Math.max(p.stepSeconds, 1e-9);
 
 /** Load of a device holding these jobs (see the header). */
 export function deviceLoad(plans: readonly JobPlan[]): number {

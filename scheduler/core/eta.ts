@@ -5,7 +5,7 @@
  * grace period), and each queued job takes the devices that free up first for its predicted run.
  * Time-sharing can only start jobs sooner, so this errs late; a job wider than the pool gets null.
  */
-import { MinHeap } from './min-heap.js';
+import { FreeTimes } from './free-times.js';
 import { remainingSeconds } from '../planner/plan-job.js';
 import type { JobPlan, Policy, QueueEntryView, QueuedJob, WaitReason } from './types.js';
 
@@ -23,8 +23,13 @@ export function estimateQueue(
   waiting: readonly Waiting[],
   now: number,
 ): QueueEntryView[] {
-  const heap = new MinHeap();
-  for (const t of deviceFreeAt) heap.push(Math.max(now, t));
+  const free = new FreeTimes();
+  const byTime = new Map<number, number>();
+  for (const t of deviceFreeAt) {
+    const at = Math.max(now, t);
+    byTime.set(at, (byTime.get(at) ?? 0) + 1);
+  }
+  for (const [at, n] of byTime) free.add(at, n);
   const views: QueueEntryView[] = [];
   const perTenant = new Map<string, number>();
   let position = 0;
@@ -34,12 +39,10 @@ export function estimateQueue(
     perTenant.set(w.job.tenantId, tenantPosition);
     const need = w.plan.devicesMin;
     let estimatedStartAt: number | null = null;
-    if (need <= heap.size && w.reason !== 'quota') {
-      const taken: number[] = [];
-      for (let i = 0; i < need; i++) taken.push(heap.pop()!);
-      const start = Math.max(now, w.notBefore, ...taken);
+    if (need <= free.size && w.reason !== 'quota') {
+      const start = Math.max(now, w.notBefore, free.take(need));
       const end = start + remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone) * 1000;
-      for (let i = 0; i < need; i++) heap.push(end);
+      free.add(end, need);
       estimatedStartAt = Math.round(start);
     }
     views.push({ jobId: w.job.id, pool, position, tenantPosition, waitReason: w.reason, estimatedStartAt });

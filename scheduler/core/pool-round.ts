@@ -133,7 +133,10 @@ export function schedulePool(
   // for one job does not idle the pool.
   let reservedFrom = Infinity;
 
+  // When the jobs placed this round are predicted to end: the ETA replay starts from them.
+  const placedEnds: [string, number][] = [];
   const place = (job: QueuedJob, plan: JobPlan, nodeId: string, devices: number[], shared: number) => {
+    placedEnds.push([job.id, now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000]);
     placedHere.push({
       jobId: job.id,
       tenantId: job.tenantId,
@@ -252,18 +255,18 @@ export function schedulePool(
   }
 
   growIntoIdleDevices(model, placedHere, waiting, tenants, activeDevices);
-  out.place.push(...placedHere);
+  for (const p of placedHere) out.place.push(p);
 
   // Devices free when the jobs on them now are predicted to finish.
-  const queuedById = new Map(input.queued.map((j) => [j.id, j]));
-  for (const p of placedHere) {
-    const j = queuedById.get(p.jobId)!;
-    endOf.set(p.jobId, now + remainingSeconds(p.plan, j.workload.steps, j.stepsDone) * 1000);
-  }
+  for (const [jobId, end] of placedEnds) endOf.set(jobId, end);
   const freeAt: number[] = [];
   for (const slots of model.slots.values())
-    for (const s of slots) freeAt.push(Math.max(now, ...s.occupants.map((o) => endOf.get(o.jobId) ?? now)));
-  out.queue.push(...estimateQueue(input.pool, freeAt, waiting, now));
+    for (const s of slots) {
+      let at = now;
+      for (const o of s.occupants) at = Math.max(at, endOf.get(o.jobId) ?? now);
+      freeAt.push(at);
+    }
+  for (const v of estimateQueue(input.pool, freeAt, waiting, now)) out.queue.push(v);
 
   for (const [tenantId, u] of fair.usage)
     if (u.devices > 1e-9 || u.demand > 0)

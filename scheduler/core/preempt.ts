@@ -13,7 +13,7 @@
  * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
  * under notice count as gone: if they make room, nobody new is preempted.
  */
-import type { PoolModel } from './cluster.js';
+import { switchFraction, type PoolModel, type Slot } from './cluster.js';
 import type { FairShare } from './fair-share.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
 
@@ -56,25 +56,38 @@ export function findVictims(
     return null;
   };
 
-  let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
-  for (const nodeId of model.slots.keys()) {
+  // A running job's reason is the same on every node it spans: worked out once per search.
+  const reasons = new Map<string, PreemptDecision['reason'] | null>();
+  const reasonOf = (v: RunningJob) => {
+    let r = reasons.get(v.id);
+    if (r === undefined) reasons.set(v.id, (r = reasonFor(v)));
+    return r;
+  };
+  const hasReason = (jobId: string) => {
+    const v = ctx.running.get(jobId);
+    return v !== undefined && reasonOf(v) !== null;
+  };
+  const shareOf = new Map<string, number>();
+  const tenantShare = (tenantId: string) => {
+    let s = shareOf.get(tenantId);
+    if (s === undefined) shareOf.set(tenantId, (s = fair.share(tenantId)));
+    return s;
+  };
+
+  // Held devices are a job's that comes back to them (pool-round.ts): not free to claim.
+  const claimable = (s: Slot, jobId: string) => ctx.leaving.has(jobId) && !s.held && !ctx.claimed.has(jobId);
+  const leavingOn = (slots: readonly Slot[]) => {
+    const ids: string[] = [];
+    for (const s of slots)
+      for (const o of s.occupants) if (claimable(s, o.jobId) && !ids.includes(o.jobId)) ids.push(o.jobId);
+    return ids;
+  };
+
+  // Devices already being freed go to the first job in order that they fit: it claims just as many
+  // leaving jobs as it needs, and nobody new is preempted for it. That beats any victim anywhere.
+  for (const [nodeId, slots] of model.slots) {
     const exclude = new Set<string>();
-    const onNode = new Map<string, RunningJob>();
-    const leavingHere: string[] = [];
-    for (const s of model.slots.get(nodeId)!)
-      for (const o of s.occupants) {
-        if (ctx.leaving.has(o.jobId)) {
-          // Held devices are a job's that comes back to them (pool-round.ts): not free to claim.
-          if (!s.held && !ctx.claimed.has(o.jobId) && !leavingHere.includes(o.jobId))
-            leavingHere.push(o.jobId);
-        } else if (!onNode.has(o.jobId)) {
-          const r = ctx.running.get(o.jobId);
-          if (r) onNode.set(o.jobId, r);
-        }
-      }
-    // Devices already being freed go to the first job in order that they fit: it claims just
-    // as many leaving jobs as it needs, and nobody new is preempted for it.
-    for (const id of leavingHere) {
+    for (const id of leavingOn(slots)) {
       exclude.add(id);
       const fit = model.fitOnNode(nodeId, plan, need, exclude);
       if (fit) {
@@ -82,21 +95,40 @@ export function findVictims(
         return { victims: [], waitsForLeaving: true, nodeId, devices: fit.devices };
       }
     }
+  }
+
+  let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
+  for (const [nodeId, slots] of model.slots) {
+    // One victim is the fewest a job that did not fit can need: no later node can do better.
+    if (best && best.victims.length <= 1) break;
+    // A bound before building anything: could the job fit with every leaving job and every allowed
+    // victim gone? Most nodes of a busy pool could not.
+    if (!couldFit(slots, plan, need, policy, (s, id) => claimable(s, id) || hasReason(id))) continue;
+    const exclude = new Set<string>(leavingOn(slots));
+    const onNode = new Map<string, RunningJob>();
+    for (const s of slots)
+      for (const o of s.occupants) {
+        if (ctx.leaving.has(o.jobId) || onNode.has(o.jobId)) continue;
+        const r = ctx.running.get(o.jobId);
+        if (r) onNode.set(o.jobId, r);
+      }
     const candidates = [...onNode.values()]
-      .map((v) => ({ v, reason: reasonFor(v) }))
+      .map((v) => ({ v, reason: reasonOf(v) }))
       .filter((c): c is { v: RunningJob; reason: PreemptDecision['reason'] } => c.reason !== null)
       .sort(
         (a, b) =>
-          fair.share(b.v.tenantId) - fair.share(a.v.tenantId) ||
+          tenantShare(b.v.tenantId) - tenantShare(a.v.tenantId) ||
           a.v.priority - b.v.priority ||
           b.v.placedAt - a.v.placedAt ||
           (a.v.id < b.v.id ? -1 : 1),
       );
+    // The same bound as victims are added: fitting is tried only once it can succeed.
     const chosen: PreemptDecision[] = [];
     for (const c of candidates) {
       if (best && chosen.length + 1 >= best.victims.length) break;
       exclude.add(c.v.id);
       chosen.push({ jobId: c.v.id, tenantId: c.v.tenantId, reason: c.reason, forJobId: job.id });
+      if (!couldFit(slots, plan, need, policy, (_s, id) => exclude.has(id))) continue;
       const fit = model.fitOnNode(nodeId, plan, need, exclude);
       if (fit) {
         best = { nodeId, devices: fit.devices, victims: chosen, claims: [...exclude] };
@@ -107,4 +139,41 @@ export function findVictims(
   if (!best) return null;
   for (const id of best.claims) ctx.claimed.add(id);
   return { victims: best.victims, waitsForLeaving: false, nodeId: best.nodeId, devices: best.devices };
+}
+
+/**
+ * A necessary condition for `fitOnNode` with the jobs `gone` says are gone: `need` free devices, or
+ * `need` devices one staying job spans (a time-share group is joined whole) that have room and load
+ * to spare. Cheap and allocation-free for the common case, so the victim search skips nodes early.
+ */
+function couldFit(
+  slots: readonly Slot[],
+  plan: JobPlan,
+  need: number,
+  policy: Policy,
+  gone: (s: Slot, jobId: string) => boolean,
+): boolean {
+  let free = 0;
+  let shared: Map<string, number> | null = null;
+  const planLoad = plan.busyFraction + switchFraction(plan);
+  for (const s of slots) {
+    if (s.held || s.memoryBytes < plan.deviceBytes) continue;
+    let stay = 0;
+    let load = planLoad;
+    let first: string | null = null;
+    for (const o of s.occupants)
+      if (!gone(s, o.jobId)) {
+        stay++;
+        load += o.plan.busyFraction + switchFraction(o.plan);
+        first ??= o.jobId;
+      }
+    if (stay === 0) free++;
+    else if (policy.timeSharing && stay < policy.maxJobsPerDevice && load <= policy.maxGroupLoad) {
+      shared ??= new Map();
+      shared.set(first!, (shared.get(first!) ?? 0) + 1);
+    }
+  }
+  if (free >= need) return true;
+  if (shared) for (const n of shared.values()) if (n >= need) return true;
+  return false;
 }
