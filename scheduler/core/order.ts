@@ -1,8 +1,8 @@
 /**
  * The order in which a pool's queued jobs are considered, as a tournament between tenants
- * (Kueue's admission order, adapted): jobs past the aging bound first (oldest first); then the
- * tenant whose weighted dominant share after admitting its head job is lowest (blended with its
- * decayed past usage); then priority; then arrival. Within a tenant: aged, priority, arrival.
+ * (Kueue's admission order, adapted): jobs past the aging bound of tenants not borrowing first
+ * (oldest first); then the tenant whose weighted dominant share after admitting its head job is
+ * lowest (blended with its decayed past usage); then priority; then arrival. Within a tenant: aged, priority, arrival.
  * Without fair share: one queue by aged, priority, arrival (FIFO).
  *
  * Only the picked tenant's key changes when its job is decided, so a heap of tenants keeps a round
@@ -13,6 +13,16 @@ import type { JobPlan, Policy, QueuedJob } from './types.js';
 
 export const isAged = (j: QueuedJob, policy: Policy, now: number) =>
   now - j.queuedAt >= policy.agingBoundSeconds * 1000;
+
+/**
+ * Whether a job goes ahead of the pool's fair-share order: past the aging bound, and its tenant not
+ * borrowing (holding no more than its entitlement). A borrowing tenant's job waits on that tenant's
+ * own usage, not on anyone's unfairness; promoting it anyway put over-share tenants' aged jobs
+ * ahead of a tenant at a fifth of its entitlement (docs/simulator.md, finding 5). Within a tenant,
+ * age still goes before priority.
+ */
+export const isPromoted = (j: QueuedJob, fair: FairShare, policy: Policy, now: number) =>
+  isAged(j, policy, now) && (!policy.fairShare || !fair.borrowing(j.tenantId));
 
 function byQueueOrder(policy: Policy, now: number) {
   return (a: QueuedJob, b: QueuedJob) => {
@@ -57,7 +67,7 @@ export function* admissionOrder(
   const key = (tenantId: string): Key => {
     const j = queues.get(tenantId)![heads.get(tenantId) ?? 0]!;
     const p = plans.get(j.id)!;
-    if (isAged(j, policy, now)) return [0, j.queuedAt, 0, 0, j.id];
+    if (isPromoted(j, fair, policy, now)) return [0, j.queuedAt, 0, 0, j.id];
     const share =
       fair.share(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) +
       policy.usageHistoryWeight * fair.history(tenantId);

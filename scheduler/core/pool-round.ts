@@ -7,7 +7,7 @@
 import { PoolModel } from './cluster.js';
 import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
-import { admissionOrder, isAged } from './order.js';
+import { admissionOrder, isPromoted } from './order.js';
 import { planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findVictims } from './preempt.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
@@ -169,7 +169,7 @@ export function schedulePool(
   for (const job of admissionOrder(queued, plans, fair, policy, now)) {
     const plan = plans.get(job.id)!;
     const tenant = tenants.get(job.tenantId);
-    const aged = isAged(job, policy, now);
+    const aged = isPromoted(job, fair, policy, now);
     const notBefore = crashBackoffUntil(job, policy);
     const wait = (reason: WaitReason) => {
       waiting.push({ job, plan, reason, notBefore });

@@ -281,6 +281,30 @@ describe('schedule(): quotas and order', () => {
     assert.deepEqual(placedIds(d), ['old']);
   });
 
+  it('does not move an aged job of a borrowing tenant ahead of a tenant below its entitlement', () => {
+    // a holds 3 of 4 devices against an entitlement of 2 (b wants 2): its aged job waits on its own
+    // usage, and b's fresh job takes the free device.
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [running('a0', 'a', 'n1', [0]), running('a1', 'a', 'n1', [1]), running('a2', 'a', 'n1', [2])],
+      queued: [
+        queued('a-old', 'a', { queuedAt: T0 - 2 * 3600_000 }),
+        queued('b-new', 'b', { queuedAt: T0 - 2000 }),
+        queued('b-next', 'b', { queuedAt: T0 - 1000 }),
+      ],
+    });
+    const d = schedule(s, kueueLikePolicy, T0);
+    assert.deepEqual(placedIds(d), ['b-new']);
+    assert.equal(view(d, 'a-old')!.waitReason, 'fair_share');
+    // Once a is no longer borrowing, its aged job goes first again.
+    const fair = schedule({ ...s, running: s.running.slice(0, 1) }, kueueLikePolicy, T0);
+    assert.deepEqual(
+      fair.place.map((p) => p.jobId),
+      ['a-old', 'b-new', 'b-next'],
+    );
+  });
+
   it('holds a reservation for an aged job that does not fit and backfills only jobs that end before it', () => {
     // 4 devices: r ends in 100 s on [0, 1], r2 in 10,000 s on [2], [3] is free. The aged job wants
     // 3, so it can start in 100 s; a 1-device job predicted to end by then may take [3], a longer
