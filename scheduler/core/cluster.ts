@@ -133,7 +133,7 @@ export class PoolModel {
         if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > node.hostMemoryBytes) continue;
         const free = this.slots
           .get(nodeId)!
-          .filter((s) => s.occupants.length === 0 && s.memoryBytes >= plan.deviceBytes);
+          .filter((s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes);
         if (free.length >= count) return { nodeId, devices: free.slice(0, count).map((s) => s.index) };
       }
     }
@@ -249,8 +249,10 @@ export class PoolModel {
     return { devices: chosen.map((c) => c.index).sort((a, b) => a - b), shared, cost };
   }
 
-  /** Free devices (no occupant) on a node. */
+  /** Free devices (no occupant, not held for a job coming back) on a node. */
   freeOn(nodeId: string): number[] {
-    return (this.slots.get(nodeId) ?? []).filter((s) => s.occupants.length === 0).map((s) => s.index);
+    return (this.slots.get(nodeId) ?? [])
+      .filter((s) => s.occupants.length === 0 && !s.held)
+      .map((s) => s.index);
   }
 }

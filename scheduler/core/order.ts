@@ -3,7 +3,9 @@
  * (Kueue's admission order, adapted): jobs past the aging bound of tenants not borrowing first
  * (oldest first); then the tenant whose weighted dominant share after admitting its head job is
  * lowest (blended with its decayed past usage); then priority; then arrival. Within a tenant: aged, priority, arrival.
- * Without fair share: one queue by aged, priority, arrival (FIFO).
+ * Without fair share: one queue by aged, priority, arrival (FIFO). Before all of them, in either case,
+ * the jobs that devices are being freed for (`first`): a preemption or a compaction made room for
+ * them, and a job ahead in the order taking that room would only make them preempt again.
  *
  * Only the picked tenant's key changes when its job is decided, so a heap of tenants keeps a round
  * at O(jobs · log tenants).
@@ -24,8 +26,9 @@ export const isAged = (j: QueuedJob, policy: Policy, now: number) =>
 export const isPromoted = (j: QueuedJob, fair: FairShare, policy: Policy, now: number) =>
   isAged(j, policy, now) && (!policy.fairShare || !fair.borrowing(j.tenantId));
 
-function byQueueOrder(policy: Policy, now: number) {
+function byQueueOrder(policy: Policy, now: number, first: ReadonlySet<string>) {
   return (a: QueuedJob, b: QueuedJob) => {
+    if (first.has(a.id) !== first.has(b.id)) return first.has(a.id) ? -1 : 1;
     const aa = isAged(a, policy, now);
     const ba = isAged(b, policy, now);
     if (aa !== ba) return aa ? -1 : 1;
@@ -50,8 +53,9 @@ export function* admissionOrder(
   fair: FairShare,
   policy: Policy,
   now: number,
+  first: ReadonlySet<string> = new Set(),
 ): Generator<QueuedJob> {
-  const cmp = byQueueOrder(policy, now);
+  const cmp = byQueueOrder(policy, now, first);
   if (!policy.fairShare) {
     yield* [...jobs].sort(cmp);
     return;
@@ -67,6 +71,7 @@ export function* admissionOrder(
   const key = (tenantId: string): Key => {
     const j = queues.get(tenantId)![heads.get(tenantId) ?? 0]!;
     const p = plans.get(j.id)!;
+    if (first.has(j.id)) return [-1, j.queuedAt, 0, 0, j.id];
     if (isPromoted(j, fair, policy, now)) return [0, j.queuedAt, 0, 0, j.id];
     const share =
       fair.share(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) +

@@ -17,6 +17,7 @@ export const defaultPolicy: Policy = {
   // plans, seed 1), and lending alone is 1.12× Kueue-like while saturated (docs/simulator.md).
   lendReservedDevices: true,
   preemption: true,
+  compaction: true,
   minRunSeconds: 60,
   preemptGraceSeconds: 30,
   agingBoundSeconds: 3600,
@@ -36,7 +37,13 @@ export const exclusiveFifoPolicy: Policy = {
   backfill: false,
   lendReservedDevices: false,
   preemption: false,
+  compaction: false,
 };
 
 /** Quotas, weighted fair share, backfill and reclaim, but whole devices per job: Kueue-like. */
-export const kueueLikePolicy: Policy = { ...defaultPolicy, timeSharing: false, lendReservedDevices: false };
+export const kueueLikePolicy: Policy = {
+  ...defaultPolicy,
+  timeSharing: false,
+  lendReservedDevices: false,
+  compaction: false,
+};

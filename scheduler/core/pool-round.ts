@@ -9,11 +9,13 @@ import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { planJob, remainingSeconds } from '../planner/plan-job.js';
-import { findVictims } from './preempt.js';
+import { findCompaction } from './compact.js';
+import { claimLeaving, findVictims } from './preempt.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
   Decisions,
   JobPlan,
+  NodeDevices,
   NodeState,
   PlaceDecision,
   Policy,
@@ -33,6 +35,10 @@ export interface PoolInput {
   nodes: NodeState[];
   running: RunningJob[];
   queued: QueuedJob[];
+  /** Queued jobs that notices (still out, or run out this round) free devices for. */
+  preemptors: Set<string>;
+  /** Devices jobs taken back this round return to (a `replan` or `compact` move): nobody takes them. */
+  held: NodeDevices[];
 }
 
 export function schedulePool(
@@ -53,9 +59,12 @@ export function schedulePool(
     model.add(r.nodeId, r.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
     if (r.preemptRequestedAt === null) continue;
     leaving.add(r.id);
-    // A job changing plan in place comes back to these devices: nobody joins or claims them.
-    if (r.preemptReason === 'replan') for (const s of model.slotsOf(r.nodeId, r.devices)) s.held = true;
+    // A job changing plan in place, or moved by compaction, comes back to these devices: nobody
+    // joins or claims them.
+    const back = r.preemptReason === 'replan' ? { nodeId: r.nodeId, devices: r.devices } : r.returnTo;
+    if (back) for (const s of model.slotsOf(back.nodeId, back.devices)) s.held = true;
   }
+  for (const h of input.held) for (const s of model.slotsOf(h.nodeId, h.devices)) s.held = true;
   // Each running job's part of the pool: a device shared by n jobs counts 1/n for each.
   const footprint = new Map<string, { devices: number; memory: number }>();
   for (const slots of model.slots.values())
@@ -166,7 +175,7 @@ export function schedulePool(
   }
   const queued = returned.size ? input.queued.filter((j) => !returned.has(j.id)) : input.queued;
 
-  for (const job of admissionOrder(queued, plans, fair, policy, now)) {
+  for (const job of admissionOrder(queued, plans, fair, policy, now, input.preemptors)) {
     const plan = plans.get(job.id)!;
     const tenant = tenants.get(job.tenantId);
     const aged = isPromoted(job, fair, policy, now);
@@ -215,13 +224,29 @@ export function schedulePool(
     let reason: WaitReason | null = null;
     if (policy.preemption && searches < MAX_PREEMPTION_SEARCHES && !searchFailed.has(job.tenantId)) {
       searches++;
-      const found = findVictims(
-        { model, fair, policy, now, running, leaving, claimed, footprint },
-        job,
-        plan,
-        aged,
-      );
-      if (found) {
+      const ctx = { model, fair, policy, now, running, leaving, claimed, footprint };
+      // Devices being freed first; then moving jobs off one node (they lose a restart, nobody loses
+      // a place); only then preempting by the share, priority and aging rules.
+      const claim = claimLeaving(ctx, plan);
+      const compaction =
+        claim || !policy.compaction ? null : findCompaction(model, plan, policy, now, running, leaving, job);
+      const found = claim || compaction ? null : findVictims(ctx, job, plan, aged);
+      if (claim) {
+        model.add(claim.nodeId, claim.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+        reason = 'capacity';
+      } else if (compaction) {
+        for (const m of compaction.moves) {
+          leaving.add(m.jobId);
+          out.preempt.push({
+            jobId: m.jobId,
+            tenantId: m.tenantId,
+            reason: 'compact',
+            forJobId: job.id,
+            moveTo: m.to,
+          });
+        }
+        reason = 'capacity';
+      } else if (found) {
         for (const v of found.victims) {
           leaving.add(v.jobId);
           const f = footprint.get(v.jobId);

@@ -11,7 +11,8 @@
  *              loan: queued after the aged job and placed while it was already waiting past the bound.
  * On each node victims are taken highest-share tenant first, then lowest priority, then most
  * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
- * under notice count as gone: if they make room, nobody new is preempted.
+ * under notice count as gone: a job they make room for claims them first (`claimLeaving`), and
+ * nobody new is preempted or moved for it.
  */
 import { switchFraction, type PoolModel, type Slot } from './cluster.js';
 import type { FairShare } from './fair-share.js';
@@ -36,7 +37,7 @@ export function findVictims(
   job: QueuedJob,
   plan: JobPlan,
   aged: boolean,
-): { victims: PreemptDecision[]; waitsForLeaving: boolean; nodeId: string; devices: number[] } | null {
+): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
   const { model, fair, policy, now } = ctx;
   const need = plan.devicesMin;
   const preemptorShare = fair.share(job.tenantId, need, need * plan.deviceBytes);
@@ -74,28 +75,8 @@ export function findVictims(
     return s;
   };
 
-  // Held devices are a job's that comes back to them (pool-round.ts): not free to claim.
-  const claimable = (s: Slot, jobId: string) => ctx.leaving.has(jobId) && !s.held && !ctx.claimed.has(jobId);
-  const leavingOn = (slots: readonly Slot[]) => {
-    const ids: string[] = [];
-    for (const s of slots)
-      for (const o of s.occupants) if (claimable(s, o.jobId) && !ids.includes(o.jobId)) ids.push(o.jobId);
-    return ids;
-  };
-
-  // Devices already being freed go to the first job in order that they fit: it claims just as many
-  // leaving jobs as it needs, and nobody new is preempted for it. That beats any victim anywhere.
-  for (const [nodeId, slots] of model.slots) {
-    const exclude = new Set<string>();
-    for (const id of leavingOn(slots)) {
-      exclude.add(id);
-      const fit = model.fitOnNode(nodeId, plan, need, exclude);
-      if (fit) {
-        for (const e of exclude) ctx.claimed.add(e);
-        return { victims: [], waitsForLeaving: true, nodeId, devices: fit.devices };
-      }
-    }
-  }
+  const claimable = (s: Slot, jobId: string) => claimableBy(ctx, s, jobId);
+  const leavingOn = (slots: readonly Slot[]) => leavingJobsOn(ctx, slots);
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   for (const [nodeId, slots] of model.slots) {
@@ -138,7 +119,7 @@ export function findVictims(
   }
   if (!best) return null;
   for (const id of best.claims) ctx.claimed.add(id);
-  return { victims: best.victims, waitsForLeaving: false, nodeId: best.nodeId, devices: best.devices };
+  return { victims: best.victims, nodeId: best.nodeId, devices: best.devices };
 }
 
 /**
@@ -176,4 +157,40 @@ function couldFit(
   if (free >= need) return true;
   if (shared) for (const n of shared.values()) if (n >= need) return true;
   return false;
+}
+
+/** Held devices are a job's that comes back to them (pool-round.ts): not free to claim. */
+function claimableBy(ctx: VictimContext, s: Slot, jobId: string): boolean {
+  return ctx.leaving.has(jobId) && !s.held && !ctx.claimed.has(jobId);
+}
+
+function leavingJobsOn(ctx: VictimContext, slots: readonly Slot[]): string[] {
+  const ids: string[] = [];
+  for (const s of slots)
+    for (const o of s.occupants)
+      if (claimableBy(ctx, s, o.jobId) && !ids.includes(o.jobId)) ids.push(o.jobId);
+  return ids;
+}
+
+/**
+ * Devices already being freed go to the first job in order that they fit: it claims just as many
+ * leaving jobs as it needs, and nobody new is preempted or moved for it. Tried before anything else.
+ */
+export function claimLeaving(
+  ctx: VictimContext,
+  plan: JobPlan,
+): { nodeId: string; devices: number[] } | null {
+  const need = plan.devicesMin;
+  for (const [nodeId, slots] of ctx.model.slots) {
+    const exclude = new Set<string>();
+    for (const id of leavingJobsOn(ctx, slots)) {
+      exclude.add(id);
+      const fit = ctx.model.fitOnNode(nodeId, plan, need, exclude);
+      if (fit) {
+        for (const e of exclude) ctx.claimed.add(e);
+        return { nodeId, devices: fit.devices };
+      }
+    }
+  }
+  return null;
 }

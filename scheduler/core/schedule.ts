@@ -43,11 +43,25 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const pools = new Map<string, PoolInput>();
   const poolOf = (name: string) => {
     let p = pools.get(name);
-    if (!p) pools.set(name, (p = { pool: name, nodes: [], running: [], queued: [] }));
+    if (!p)
+      pools.set(
+        name,
+        (p = { pool: name, nodes: [], running: [], queued: [], preemptors: new Set(), held: [] }),
+      );
     return p;
   };
   for (const n of snapshot.nodes) poolOf(n.pool).nodes.push(n);
   for (const r of stillRunning) poolOf(r.pool).running.push(r);
+  for (const r of snapshot.running) {
+    if (r.preemptRequestedAt === null) continue;
+    // A node being cleared by compaction is its job's: nobody ahead of it in the order takes it.
+    // (For preemptions by share or age the simulator measured the least-served tenant lower with
+    // the same rule, 0.809 against 0.848 over 5 seeds: their preemptors keep the order's place.)
+    if (r.preemptReason === 'compact' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
+    // Taken back this round, requeued after it: where it returns stays held until then.
+    const back = r.preemptReason === 'replan' ? { nodeId: r.nodeId, devices: r.devices } : r.returnTo;
+    if (back && !stillRunning.includes(r)) poolOf(r.pool).held.push(back);
+  }
   for (const q of snapshot.queued) poolOf(q.pool).queued.push(q);
   for (const name of [...pools.keys()].sort())
     schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);

@@ -104,6 +104,13 @@ export interface RunningJob {
   preemptRequestedAt: number | null;
   /** The notice's reason; a job moving to a new plan (`replan`) gets its devices back, nobody claims them. */
   preemptReason?: PreemptDecision['reason'] | null;
+  /**
+   * Where a job under notice comes back to: its own devices (`replan`) or those compaction chose
+   * (`compact`). Nobody joins or claims them meanwhile.
+   */
+  returnTo?: NodeDevices | null;
+  /** The queued job a notice frees this job's devices for: it goes first in the pool's order. */
+  preemptFor?: string | null;
   /** Steps done so far (from its metrics or checkpoints) and steps in all. */
   stepsDone: number;
   steps: number;
@@ -134,8 +141,8 @@ export interface QueuedJob {
   /** Measured figures from its earlier runs, if any. */
   profile: ProfileSummary | null;
   /**
-   * A job that left its devices to change plan in place (a `replan` move): they are given back to
-   * it, before anyone else is considered, if they are still free for it.
+   * A job that left its devices to change plan in place (a `replan` move) or was moved by compaction
+   * (`compact`): its devices are given to it, before anyone else is considered, if they are still free.
    */
   returnTo?: NodeDevices | null;
 }
@@ -192,6 +199,11 @@ export interface Policy {
   lendReservedDevices: boolean;
   /** Preemption on or off. */
   preemption: boolean;
+  /**
+   * A job that fits nowhere while enough devices are free, spread over nodes, gets one node cleared
+   * by moving its jobs (notice, checkpoint, restart) to free devices elsewhere (compact.ts).
+   */
+  compaction: boolean;
   /** A job runs at least this long between preemptions. */
   minRunSeconds: number;
   /** How long a preempted job may take to checkpoint before its devices are taken back. */
@@ -226,10 +238,12 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan. */
-  reason: 'priority' | 'reclaim' | 'aging' | 'replan';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one. */
+  reason: 'priority' | 'reclaim' | 'aging' | 'replan' | 'compact';
   /** The queued job the devices are freed for. */
   forJobId: string;
+  /** `compact`: the devices the job moves to. */
+  moveTo?: NodeDevices;
 }
 
 export interface QueueEntryView {

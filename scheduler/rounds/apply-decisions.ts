@@ -92,15 +92,16 @@ SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.jo
 
 const NOTICE = `
 WITH v AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, reason text, for_job uuid)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, reason text, for_job uuid, move_to jsonb)
 ), j AS (
   UPDATE jobs SET preempt_requested_at = now(), preempt_reason = v.reason, sched_epoch = $2, updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status IN ('placed', 'running') AND jobs.preempt_requested_at IS NULL
-  RETURNING jobs.id, jobs.node_id, v.reason, v.for_job
+  RETURNING jobs.id, jobs.node_id, v.reason, v.for_job, v.move_to
 ), e AS (
   INSERT INTO job_events (job_id, type, data)
-  SELECT id, 'job.preempting', jsonb_build_object('reason', reason, 'forJobId', for_job,
-                                                  'graceSeconds', $3::float8, 'epoch', $2::bigint) FROM j
+  SELECT id, 'job.preempting', jsonb_strip_nulls(jsonb_build_object('reason', reason, 'forJobId', for_job,
+                                                  'moveTo', move_to,
+                                                  'graceSeconds', $3::float8, 'epoch', $2::bigint)) FROM j
   RETURNING id, job_id
 )
 SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
@@ -182,7 +183,12 @@ export async function applyDecisions(
       out.placed = r.rows.length;
     }
     if (d.preempt.length) {
-      const rows = d.preempt.map((p) => ({ id: p.jobId, reason: p.reason, for_job: p.forJobId }));
+      const rows = d.preempt.map((p) => ({
+        id: p.jobId,
+        reason: p.reason,
+        for_job: p.forJobId,
+        move_to: p.moveTo ?? null,
+      }));
       const r = await client.query(NOTICE, [JSON.stringify(rows), lease.epoch, extra.graceSeconds]);
       collect(out, r.rows, nodeOf);
       out.noticed = r.rows.map((row) => row.job_id as string);

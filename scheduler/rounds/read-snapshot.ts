@@ -143,7 +143,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const preemptedIds = queuedRows.rows
     .filter((r) => r.requeue_reason === 'preempted')
     .map((r) => r.id as string);
-  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows] =
+  const noticedIds = runningRows.rows.filter((r) => r.preempt_requested_at).map((r) => r.id as string);
+  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows, noticeRows] =
     await Promise.all([
       runningIds.length
         ? pool.query(
@@ -231,25 +232,46 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
             [runningIds, replanEventTypes.fitted],
           )
         : { rows: [] },
-      // Jobs that left their devices to change plan in place: the devices of their last placement.
+      // Jobs that left their devices to change plan in place get the devices of their last
+      // placement back; jobs moved by compaction get those it chose (their notice's `moveTo`).
       preemptedIds.length
         ? pool.query(
-            `SELECT j.id, pl.data->'placement' AS placement
+            `SELECT j.id,
+                    CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement' ELSE pg.data->'moveTo' END
+                      AS placement
              FROM jobs j
              CROSS JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempted' ORDER BY id DESC LIMIT 1) pe
-             CROSS JOIN LATERAL (SELECT data FROM job_events
-                                  WHERE job_id = j.id AND type = 'job.placed' ORDER BY id DESC LIMIT 1) pl
-            WHERE j.id = ANY($1::uuid[]) AND pe.data->>'reason' = 'replan'`,
+             LEFT JOIN LATERAL (SELECT data FROM job_events
+                                  WHERE job_id = j.id AND type = 'job.placed' ORDER BY id DESC LIMIT 1) pl ON true
+             LEFT JOIN LATERAL (SELECT data FROM job_events
+                                  WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
+            WHERE j.id = ANY($1::uuid[]) AND pe.data->>'reason' IN ('replan', 'compact')`,
             [preemptedIds],
           )
         : { rows: [] },
+      // Running jobs under notice: the job it frees their devices for, and where a job moved by
+      // compaction goes (nobody takes those devices meanwhile).
+      noticedIds.length
+        ? pool.query(
+            `SELECT DISTINCT ON (job_id) job_id, data->>'forJobId' AS for_job, data->'moveTo' AS move_to
+               FROM job_events
+              WHERE job_id = ANY($1::uuid[]) AND type = 'job.preempting'
+              ORDER BY job_id, id DESC`,
+            [noticedIds],
+          )
+        : { rows: [] },
     ]);
+  const nodeDevices = (p: { nodeId?: string; devices?: number[] } | null): NodeDevices | null =>
+    p?.nodeId && Array.isArray(p.devices) ? { nodeId: p.nodeId, devices: p.devices } : null;
   const returnTo = new Map<string, NodeDevices>();
   for (const r of returnRows.rows) {
-    const p = r.placement as { nodeId?: string; devices?: number[] } | null;
-    if (p?.nodeId && Array.isArray(p.devices)) returnTo.set(r.id, { nodeId: p.nodeId, devices: p.devices });
+    const to = nodeDevices(r.placement);
+    if (to) returnTo.set(r.id, to);
   }
+  const notices = new Map<string, { for: string | null; moveTo: NodeDevices | null }>();
+  for (const r of noticeRows.rows)
+    notices.set(r.job_id, { for: r.for_job ?? null, moveTo: nodeDevices(r.move_to) });
   const fitted = new Set(fittedRows.rows.map((r) => r.job_id as string));
   const kindOf = Object.fromEntries(Object.entries(replanEventTypes).map(([k, t]) => [t, k as ReplanKind]));
   const lastReplan = new Map<string, NonNullable<ReplanInput['last']>>();
@@ -334,6 +356,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       queuedAt: new Date(r.queued_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
       preemptReason: r.preempt_reason ?? null,
+      returnTo: r.preempt_reason === 'compact' ? (notices.get(r.id)?.moveTo ?? null) : null,
+      preemptFor: notices.get(r.id)?.for ?? null,
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,
       replan: {

@@ -153,7 +153,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       }
       if (now - j.placedAt < policy.minRunSeconds - 1e-3)
         rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
-      j.notify(policy.preemptGraceSeconds, p.reason);
+      j.notify(policy.preemptGraceSeconds, p.reason, p.moveTo, p.forJobId);
       rec.preemptions++;
       requestRound(now + policy.preemptGraceSeconds + 0.001);
     }

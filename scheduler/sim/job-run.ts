@@ -85,6 +85,8 @@ export class JobRun {
   private stageSums: Record<Side, Map<number, StageSums>> = { generate: new Map(), train: new Map() };
   /** Why the notice out now was sent; where a job moving to a new plan in place comes back to. */
   noticeReason: PreemptDecision['reason'] | null = null;
+  /** The queued job the notice frees this job's devices for. */
+  noticeFor: string | null = null;
   returnTo: NodeDevices | null = null;
   /** The latest re-planning decision about this job, as production reads it from its events. */
   lastReplan: ReplanInput['last'] = null;
@@ -224,6 +226,7 @@ export class JobRun {
     this.placedAt = now;
     this.notice = null;
     this.noticeReason = null;
+    this.noticeFor = null;
     this.returnTo = null;
     this.placedSteps = 0;
     this.placedWall = 0;
@@ -491,12 +494,24 @@ export class JobRun {
   }
 
   /** A preemption notice: stop the step, write a checkpoint, and leave if it is done within the grace. */
-  notify(graceSeconds: number, reason: PreemptDecision['reason'] = 'priority'): void {
+  notify(
+    graceSeconds: number,
+    reason: PreemptDecision['reason'] = 'priority',
+    moveTo?: NodeDevices,
+    forJobId?: string,
+  ): void {
     const now = this.clock.now;
     this.notice = now;
     this.noticeReason = reason;
-    // A move to a new plan keeps its devices: the round gives them back to it first.
-    this.returnTo = reason === 'replan' ? { nodeId: this.nodeId, devices: [...this.devices] } : null;
+    this.noticeFor = forJobId ?? null;
+    // A move to a new plan keeps its devices, a move by compaction gets those chosen for it: the
+    // round gives them to it first.
+    this.returnTo =
+      reason === 'replan'
+        ? { nodeId: this.nodeId, devices: [...this.devices] }
+        : reason === 'compact' && moveTo
+          ? { nodeId: moveTo.nodeId, devices: [...moveTo.devices] }
+          : null;
     this.preemptions.push({ placedAt: this.placedAt, at: now });
     this.token++;
     this.pendingStage = [];

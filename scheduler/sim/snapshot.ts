@@ -93,6 +93,8 @@ export function buildSnapshot(
         queuedAt: toMs(j.queuedAt),
         preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
         preemptReason: j.noticeReason,
+        returnTo: j.noticeReason === 'compact' ? j.returnTo : null,
+        preemptFor: j.noticeFor,
         stepsDone: j.stepsDone,
         steps: s.steps,
         // Re-planning reads what production reads from its events and profiles (the simulator records

@@ -502,3 +502,86 @@ describe('schedule(): preemption', () => {
     assert.equal(b.demand, 4);
   });
 });
+
+describe('schedule(): compaction', () => {
+  // Two 4-device nodes, each with two 1-device jobs on devices 0 and 1: four devices are free, but
+  // no node has the four a wide job wants.
+  const spread = () => [
+    running('a0', 'a', 'n1', [0]),
+    running('a1', 'a', 'n1', [1]),
+    running('b0', 'b', 'n2', [0]),
+    running('b1', 'b', 'n2', [1]),
+  ];
+  const wide = (over = {}) => queued('wide', 'c', { devices: 4, maxDevices: 4, ...over });
+  const base = {
+    nodes: [node('n1', 4), node('n2', 4)],
+    tenants: [tenant('a'), tenant('b'), tenant('c')],
+  };
+  const compacting = { ...kueueLikePolicy, compaction: true };
+
+  it('moves the jobs of one node to free devices on another, whatever their tenants', () => {
+    const d = schedule(snapshot({ ...base, running: spread(), queued: [wide()] }), compacting, T0);
+    assert.deepEqual(d.place, []);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId, p.moveTo?.nodeId]),
+      [
+        ['a0', 'compact', 'wide', 'n2'],
+        ['a1', 'compact', 'wide', 'n2'],
+      ],
+    );
+    assert.deepEqual(d.preempt.flatMap((p) => p.moveTo!.devices).sort(), [2, 3]);
+    assert.equal(view(d, 'wide')!.waitReason, 'capacity');
+    // Off (the Kueue-like baseline), nothing moves.
+    assert.deepEqual(
+      schedule(snapshot({ ...base, running: spread(), queued: [wide()] }), kueueLikePolicy, T0).preempt,
+      [],
+    );
+  });
+
+  it('moves nothing when a job to move would have nowhere to go', () => {
+    const full = [...spread(), running('b2', 'b', 'n2', [2]), running('b3', 'b', 'n2', [3])];
+    const d = schedule(snapshot({ ...base, running: full, queued: [wide()] }), compacting, T0);
+    assert.ok(!d.preempt.some((p) => p.reason === 'compact'));
+  });
+
+  it('keeps the devices a moved job goes to while it checkpoints, and gives them to it first', () => {
+    const noticed = spread().map((r) =>
+      r.nodeId === 'n1'
+        ? {
+            ...r,
+            preemptRequestedAt: T0 - 5_000,
+            preemptReason: 'compact' as const,
+            preemptFor: 'wide',
+            returnTo: { nodeId: 'n2', devices: [r.devices[0]! + 2] },
+          }
+        : r,
+    );
+    // While a0 and a1 checkpoint, a new 1-device job takes neither n2's devices 2 and 3 nor n1's.
+    const during = schedule(
+      snapshot({ ...base, running: noticed, queued: [wide(), queued('late', 'b', { queuedAt: T0 - 1000 })] }),
+      compacting,
+      T0,
+    );
+    assert.deepEqual(during.place, []);
+    assert.deepEqual(during.preempt, []);
+    // Checkpointed and back in the queue: each goes to the devices kept for it, the wide job to n1.
+    const back = schedule(
+      snapshot({
+        ...base,
+        running: spread().filter((r) => r.nodeId === 'n2'),
+        queued: [
+          wide(),
+          queued('a0', 'a', { requeueReason: 'preempted', returnTo: { nodeId: 'n2', devices: [2] } }),
+          queued('a1', 'a', { requeueReason: 'preempted', returnTo: { nodeId: 'n2', devices: [3] } }),
+        ],
+      }),
+      compacting,
+      T0,
+    );
+    assert.deepEqual(back.place.map((p) => [p.jobId, p.nodeId, p.devices]).sort(), [
+      ['a0', 'n2', [2]],
+      ['a1', 'n2', [3]],
+      ['wide', 'n1', [0, 1, 2, 3]],
+    ]);
+  });
+});

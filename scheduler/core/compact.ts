@@ -1,0 +1,128 @@
+/**
+ * Compaction: a job that fits on no node while the pool has enough free devices, only spread over
+ * several nodes, gets one node cleared by moving the jobs there to free devices elsewhere. A moved
+ * job is preempted with notice (reason `compact`), checkpoints, and starts again from its checkpoint
+ * on the devices kept for it; it loses a restart, not its place, so any job may be moved whatever
+ * its tenant's share. Nothing is moved unless every job to move has free devices on another node,
+ * and the node needing the fewest devices moved wins.
+ *
+ * Checkpointing makes this cheap here where a Kubernetes descheduler or Slurm would lose the work:
+ * without it a wide job waited for a whole node while the pool sat a quarter idle (docs/simulator.md,
+ * finding 6).
+ */
+import type { PoolModel } from './cluster.js';
+import type { JobPlan, Policy, QueuedJob, RunningJob } from './types.js';
+
+export interface CompactionMove {
+  jobId: string;
+  tenantId: string;
+  to: { nodeId: string; devices: number[] };
+}
+
+export interface Compaction {
+  nodeId: string;
+  devices: number[];
+  moves: CompactionMove[];
+}
+
+/**
+ * The cheapest compaction that makes room for `plan`, or null. On success the model already holds
+ * the job on its devices and each moved job on its new ones, so nothing later in the round takes them.
+ */
+export function findCompaction(
+  model: PoolModel,
+  plan: JobPlan,
+  policy: Policy,
+  now: number,
+  running: ReadonlyMap<string, RunningJob>,
+  leaving: ReadonlySet<string>,
+  job: QueuedJob,
+): Compaction | null {
+  const need = plan.devicesMin;
+  let free = 0;
+  for (const slots of model.slots.values())
+    for (const s of slots) if (s.occupants.length === 0 && !s.held) free++;
+  if (free < need) return null;
+
+  let best: { nodeId: string; devices: number[]; moves: CompactionMove[]; moved: number } | null = null;
+  for (const [nodeId, slots] of model.slots) {
+    if (slots.length < need) continue;
+    const freeHere = slots.filter((s) => s.occupants.length === 0 && !s.held).length;
+    // Devices to move at least: what this node lacks. No better than the best so far: skip.
+    if (best && need - freeHere >= best.moved) continue;
+    const onNode = new Map<string, RunningJob>();
+    let movable = true;
+    for (const s of slots) {
+      if (s.held) movable = false;
+      for (const o of s.occupants) {
+        const r = running.get(o.jobId);
+        // Only running jobs past their minimum run time, none leaving, move; a node holding
+        // anything else (a job placed this round, one under notice) is not cleared.
+        if (
+          !r ||
+          leaving.has(r.id) ||
+          now - r.placedAt < policy.minRunSeconds * 1000 ||
+          r.priority > job.priority
+        )
+          movable = false;
+        else onNode.set(r.id, r);
+      }
+    }
+    if (!movable) continue;
+    // Smallest jobs first: fewest devices moved for the room made.
+    const candidates = [...onNode.values()].sort(
+      (a, b) => a.devices.length - b.devices.length || (a.id < b.id ? -1 : 1),
+    );
+    const exclude = new Set<string>();
+    let fit: { devices: number[] } | null = null;
+    for (const c of candidates) {
+      exclude.add(c.id);
+      fit = model.fitOnNode(nodeId, plan, need, exclude);
+      if (fit) break;
+    }
+    if (!fit) continue;
+    const moved = [...exclude].reduce((n, id) => n + running.get(id)!.devices.length, 0);
+    if (best && moved >= best.moved) continue;
+    const moves = placeElsewhere(
+      model,
+      nodeId,
+      [...exclude].map((id) => running.get(id)!),
+    );
+    if (!moves) continue;
+    // Undo the trial placements; only the winner's are kept.
+    if (best) for (const m of best.moves) model.remove(m.to.nodeId, m.jobId);
+    best = { nodeId, devices: fit.devices, moves, moved };
+  }
+  if (!best) return null;
+  model.add(best.nodeId, best.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+  return { nodeId: best.nodeId, devices: best.devices, moves: best.moves };
+}
+
+/**
+ * Free devices on other nodes for each job, best fit (the node with the fewest free devices that
+ * takes it, so whole nodes stay whole). Kept in the model; all undone and null if one has nowhere.
+ */
+function placeElsewhere(model: PoolModel, from: string, jobs: RunningJob[]): CompactionMove[] | null {
+  const moves: CompactionMove[] = [];
+  for (const r of [...jobs].sort((a, b) => b.devices.length - a.devices.length)) {
+    const count = r.devices.length;
+    let to: { nodeId: string; devices: number[]; free: number } | null = null;
+    for (const [nodeId, slots] of model.slots) {
+      if (nodeId === from) continue;
+      const node = slots[0]?.node;
+      if (!node || (model.hostUsed.get(nodeId) ?? 0) + r.plan.hostBytes > node.hostMemoryBytes) continue;
+      const free = slots.filter(
+        (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= r.plan.deviceBytes,
+      );
+      if (free.length < count || (to && free.length >= to.free)) continue;
+      to = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
+    }
+    if (!to) {
+      for (const m of moves) model.remove(m.to.nodeId, m.jobId);
+      return null;
+    }
+    model.add(to.nodeId, to.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
+    moves.push({ jobId: r.id, tenantId: r.tenantId, to: { nodeId: to.nodeId, devices: to.devices } });
+  }
+  return moves;
+}
