@@ -62,7 +62,12 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
     const back = r.preemptReason === 'replan' ? { nodeId: r.nodeId, devices: r.devices } : r.returnTo;
     if (back && !stillRunning.includes(r)) poolOf(r.pool).held.push(back);
   }
-  for (const q of snapshot.queued) poolOf(q.pool).queued.push(q);
+  for (const q of snapshot.queued) {
+    poolOf(q.pool).queued.push(q);
+    // Moved by compaction and checkpointed before its notice ran out: the cleared node is still
+    // its wide job's until that job is placed.
+    if (q.returnTo && q.returnFor) poolOf(q.pool).preemptors.add(q.returnFor);
+  }
   for (const name of [...pools.keys()].sort())
     schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);
   if (policy.replanning) replanRunning(pools, policy, now, out);

@@ -145,6 +145,8 @@ export interface QueuedJob {
    * (`compact`): its devices are given to it, before anyone else is considered, if they are still free.
    */
   returnTo?: NodeDevices | null;
+  /** A job moved by compaction: the job its move made room for (it stays first in the order). */
+  returnFor?: string | null;
 }
 
 /** Some devices of one node. */

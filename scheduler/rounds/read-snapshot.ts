@@ -238,7 +238,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         ? pool.query(
             `SELECT j.id,
                     CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement' ELSE pg.data->'moveTo' END
-                      AS placement
+                      AS placement,
+                    CASE pe.data->>'reason' WHEN 'compact' THEN pg.data->>'forJobId' END AS for_job
              FROM jobs j
              CROSS JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempted' ORDER BY id DESC LIMIT 1) pe
@@ -265,9 +266,11 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   const nodeDevices = (p: { nodeId?: string; devices?: number[] } | null): NodeDevices | null =>
     p?.nodeId && Array.isArray(p.devices) ? { nodeId: p.nodeId, devices: p.devices } : null;
   const returnTo = new Map<string, NodeDevices>();
+  const returnFor = new Map<string, string>();
   for (const r of returnRows.rows) {
     const to = nodeDevices(r.placement);
     if (to) returnTo.set(r.id, to);
+    if (to && r.for_job) returnFor.set(r.id, r.for_job);
   }
   const notices = new Map<string, { for: string | null; moveTo: NodeDevices | null }>();
   for (const r of noticeRows.rows)
@@ -393,6 +396,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       requeueReason: r.requeue_reason,
       profile: profiles.get(r.id) ?? null,
       returnTo: returnTo.get(r.id) ?? null,
+      returnFor: returnFor.get(r.id) ?? null,
     };
   });
 

@@ -129,6 +129,7 @@ export function buildSnapshot(
         requeueReason: j.requeueReason,
         profile: j.profile(),
         returnTo: j.returnTo,
+        returnFor: j.noticeReason === 'compact' ? j.noticeFor : null,
       });
   }
   const tenantStates: TenantState[] = tenants.map((t) => {

@@ -564,15 +564,23 @@ describe('schedule(): compaction', () => {
     );
     assert.deepEqual(during.place, []);
     assert.deepEqual(during.preempt, []);
-    // Checkpointed and back in the queue: each goes to the devices kept for it, the wide job to n1.
+    // Checkpointed and back in the queue: each goes to the devices kept for it, and the wide job to
+    // n1 ahead of a job of a tenant holding nothing (which the fair-share order would put first).
     const back = schedule(
       snapshot({
         ...base,
+        tenants: [...base.tenants, tenant('d')],
         running: spread().filter((r) => r.nodeId === 'n2'),
         queued: [
           wide(),
-          queued('a0', 'a', { requeueReason: 'preempted', returnTo: { nodeId: 'n2', devices: [2] } }),
-          queued('a1', 'a', { requeueReason: 'preempted', returnTo: { nodeId: 'n2', devices: [3] } }),
+          queued('late', 'd', { queuedAt: T0 - 120_000 }),
+          ...[0, 1].map((i) =>
+            queued(`a${i}`, 'a', {
+              requeueReason: 'preempted',
+              returnTo: { nodeId: 'n2', devices: [i + 2] },
+              returnFor: 'wide',
+            }),
+          ),
         ],
       }),
       compacting,
@@ -583,5 +591,6 @@ describe('schedule(): compaction', () => {
       ['a1', 'n2', [3]],
       ['wide', 'n1', [0, 1, 2, 3]],
     ]);
+    assert.equal(view(back, 'late')!.waitReason, 'capacity');
   });
 });

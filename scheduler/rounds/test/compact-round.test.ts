@@ -127,6 +127,10 @@ it('clears a node for a wide job by moving its jobs to free devices kept for the
   // The node reports each checkpoint: the jobs are back in the queue, and go where they were sent.
   for (const m of moves) await requeueJob(pool, m.jobId, cleared, 'preempted', null);
   const back = await round();
+  for (const m of moves) {
+    const q = back.snapshot.queued.find((x) => x.id === m.jobId)!;
+    assert.deepEqual([q.returnTo, q.returnFor], [m.moveTo, wide], 'read back from its notice');
+  }
   const placed = new Map(back.d.place.map((x) => [x.jobId, x]));
   for (const m of moves) {
     const x = placed.get(m.jobId)!;
