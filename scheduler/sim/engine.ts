@@ -155,6 +155,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
         rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
       j.notify(policy.preemptGraceSeconds, p.reason, p.moveTo, p.forJobId);
       rec.preemptions++;
+      rec.preemptionsByReason[p.reason] = (rec.preemptionsByReason[p.reason] ?? 0) + 1;
       requestRound(now + policy.preemptGraceSeconds + 0.001);
     }
     const delay = physics.decisionSecondsPerJob * (d.place.length + d.preempt.length);

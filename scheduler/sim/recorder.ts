@@ -12,6 +12,8 @@ export class Recorder {
   readonly roundWallMs: number[] = [];
   readonly violations: string[] = [];
   preemptions = 0;
+  /** Preemption notices by reason (priority, reclaim, aging, replan, compact). */
+  readonly preemptionsByReason: Record<string, number> = {};
   placements = 0;
   sharedPlacements = 0;
   /** Placements by the mode of their plan. */

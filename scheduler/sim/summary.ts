@@ -31,6 +31,8 @@ export interface Summary {
   tenants: { id: string; weight: number; ratio: number; share: number; entitlement: number }[];
   jain: number;
   preemptions: number;
+  /** Preemption notices by reason, e.g. "reclaim 12, aging 3, compact 2". */
+  preemptionReasons: string;
   takeBacks: number;
   /** Jobs noticed again less than the minimum run time after their placement. */
   earlyRepreemptions: number;
@@ -113,6 +115,11 @@ export function summarise(label: string, r: SimResult): Summary {
     tenants,
     jain: jain(tenants.map((t) => Math.min(1, t.ratio))),
     preemptions: r.recorder.preemptions,
+    preemptionReasons:
+      Object.entries(r.recorder.preemptionsByReason)
+        .sort((a, b) => b[1] - a[1])
+        .map(([reason, n]) => `${reason} ${n}`)
+        .join(', ') || 'none',
     takeBacks: r.recorder.takeBacks,
     earlyRepreemptions: early,
     stepsLost: r.jobs.reduce((s, j) => s + j.stepsLost, 0),

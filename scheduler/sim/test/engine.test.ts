@@ -176,6 +176,31 @@ describe('simulator engine', () => {
     assert.ok(r.jobs.every((j) => j.status === 'done' && j.stepsDone === j.spec.steps));
     assert.equal(r.jobs[0]!.stepsLost, 0, 'the checkpoint at notice kept every step');
   });
+  it('compacts: a wide job gets a node cleared when the free devices are spread, and the moved jobs finish', () => {
+    // Two 4-device nodes. a–d fill the first (best fit), e and f half the second; c and d end early,
+    // so when the 4-device job arrives two devices are free on each node.
+    const long = { steps: 200 };
+    const jobs = [
+      job('a', long),
+      job('b', long),
+      job('c', { steps: 5 }),
+      job('d', { steps: 5 }),
+      job('e', long),
+      job('f', long),
+      job('wide', { devices: 4, arrival: 1000, steps: 5 }),
+    ];
+    const w: SimWorkload = { ...world(jobs, 4), cluster: { ...world(jobs, 4).cluster, nodes: 2 } };
+    const on = simulate(w, defaultPolicy);
+    const off = simulate(w, { ...defaultPolicy, compaction: false });
+    const wideOf = (r: typeof on) => r.jobs.find((j) => j.spec.id === 'wide')!;
+    assert.deepEqual(on.recorder.violations, []);
+    assert.equal(on.recorder.preemptionsByReason.compact, 2, 'the two jobs of one node move');
+    assert.ok(wideOf(on).queuedSeconds < 120, `queued ${wideOf(on).queuedSeconds.toFixed(0)} s`);
+    assert.ok(wideOf(off).queuedSeconds > 10_000, 'without it, it waits for a long job to end');
+    assert.ok(on.jobs.every((j) => j.status === 'done' && j.stepsDone === j.spec.steps && j.stepsLost === 0));
+    assert.equal(summarise('on', on).preemptionReasons, 'compact 2');
+  });
+
   it('counts jobs/h while saturated as the work done up to the last arrival, and only while jobs wait then', () => {
     // One device, 100 s steps: at 1,000 s the first job has done 9 of its 20 steps (the decision
     // and the first onload come first) while two more wait.
