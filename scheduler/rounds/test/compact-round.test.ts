@@ -4,42 +4,12 @@
 // those devices while the moved jobs checkpoint; once they are back in the queue, each is placed on
 // the devices kept for it and the wide job on the cleared node.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
-import { defaultPolicy } from '../../core/policy.js';
-import { schedule } from '../../core/schedule.js';
+import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
-import { applyDecisions } from '../apply-decisions.js';
-import { acquireLease } from '../leader.js';
-import { readSnapshot } from '../read-snapshot.js';
+import { runRound, useRoundDatabase } from './round-db.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
-
-before(async () => {
-  db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  pool.on('error', (err: Error & { code?: string }) => {
-    if (err.code !== '57P01') throw err;
-  });
-});
-after(async () => {
-  await pool.end();
-  await db.drop();
-});
-
-async function round() {
-  const { epoch } = (await acquireLease(pool, 'test-leader', 30_000))!;
-  const read = await readSnapshot(pool, 60_000);
-  const d = schedule(read.snapshot, defaultPolicy, read.now);
-  await applyDecisions(pool, { holder: 'test-leader', epoch }, d, {
-    reasons: [],
-    usage: [],
-    graceSeconds: 30,
-  });
-  return { d, snapshot: read.snapshot };
-}
+const db = useRoundDatabase();
+const round = () => runRound(db.pool());
 
 const spec = (devices: number) => ({
   resources: { devices },
@@ -47,6 +17,7 @@ const spec = (devices: number) => ({
 });
 
 it('clears a node for a wide job by moving its jobs to free devices kept for them', async () => {
+  const pool = db.pool();
   const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-compact') RETURNING id`);
   const tenantId = t.rows[0].id as string;
   await pool.query(`INSERT INTO quotas (tenant_id, active_devices, active_jobs) VALUES ($1, 4, 4)`, [

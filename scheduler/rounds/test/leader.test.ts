@@ -1,45 +1,33 @@
 // Leader election and fencing against a real PostgreSQL: one leader at a time, epochs grow on
 // takeover, and a deposed leader's decisions are refused by the database itself.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
+import { describe, it } from 'node:test';
 import { applyDecisions, DeposedError } from '../apply-decisions.js';
 import { acquireLease, currentLeader, releaseLease } from '../leader.js';
 import type { Decisions } from '../../core/types.js';
+import { useRoundDatabase } from './round-db.js';
 
-let db: TestDatabase;
-let pool: pg.Pool;
+const db = useRoundDatabase();
 
-before(async () => {
-  db = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: db.url, max: 4 });
-  // Dropping the database terminates what is still connected (57P01): an idle client's error then,
-  // not the test's.
-  pool.on('error', (err: Error & { code?: string }) => {
-    if (err.code !== '57P01') throw err;
-  });
-});
-after(async () => {
-  await pool.end();
-  await db.drop();
-});
-
-const lapse = () => pool.query(`UPDATE scheduler_leases SET expires_at = clock_timestamp() - interval '1 s'`);
+const lapse = () =>
+  db.pool().query(`UPDATE scheduler_leases SET expires_at = clock_timestamp() - interval '1 s'`);
 
 async function queuedJob(): Promise<{ id: string; tenantId: string; nodeId: string }> {
-  const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
-  await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
-  const p = await pool.query(
-    `INSERT INTO pools (name, device_type) VALUES ('p-' || gen_random_uuid(), 'cpu') RETURNING id`,
-  );
-  const n = await pool.query(
-    `INSERT INTO nodes (name, pool_id) VALUES ('n-' || gen_random_uuid(), $1) RETURNING id`,
-    [p.rows[0].id],
-  );
-  const j = await pool.query(`INSERT INTO jobs (tenant_id, name, spec) VALUES ($1, 'j', '{}') RETURNING id`, [
-    t.rows[0].id,
-  ]);
+  const t = await db
+    .pool()
+    .query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
+  await db.pool().query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
+  const p = await db
+    .pool()
+    .query(`INSERT INTO pools (name, device_type) VALUES ('p-' || gen_random_uuid(), 'cpu') RETURNING id`);
+  const n = await db
+    .pool()
+    .query(`INSERT INTO nodes (name, pool_id) VALUES ('n-' || gen_random_uuid(), $1) RETURNING id`, [
+      p.rows[0].id,
+    ]);
+  const j = await db
+    .pool()
+    .query(`INSERT INTO jobs (tenant_id, name, spec) VALUES ($1, 'j', '{}') RETURNING id`, [t.rows[0].id]);
   return { id: j.rows[0].id, tenantId: t.rows[0].id, nodeId: n.rows[0].id };
 }
 
@@ -83,48 +71,62 @@ const noExtra = { reasons: [], usage: [], graceSeconds: 30 };
 
 describe('scheduler leader lease', () => {
   it('admits one holder at a time and bumps the epoch on takeover only', async () => {
-    const a = await acquireLease(pool, 'a', 5000);
+    const a = await acquireLease(db.pool(), 'a', 5000);
     assert.ok(a);
-    assert.equal((await acquireLease(pool, 'a', 5000))!.epoch, a.epoch, 'renewal keeps the epoch');
-    assert.equal(await acquireLease(pool, 'b', 5000), null, 'b waits while a is live');
+    assert.equal((await acquireLease(db.pool(), 'a', 5000))!.epoch, a.epoch, 'renewal keeps the epoch');
+    assert.equal(await acquireLease(db.pool(), 'b', 5000), null, 'b waits while a is live');
     await lapse();
-    const b = await acquireLease(pool, 'b', 5000);
+    const b = await acquireLease(db.pool(), 'b', 5000);
     assert.equal(b!.epoch, a.epoch + 1);
-    assert.equal((await currentLeader(pool))!.holder, 'b');
-    await releaseLease(pool, 'b');
-    assert.equal(await currentLeader(pool), null, 'a clean shutdown hands over at once');
+    assert.equal((await currentLeader(db.pool()))!.holder, 'b');
+    await releaseLease(db.pool(), 'b');
+    assert.equal(await currentLeader(db.pool()), null, 'a clean shutdown hands over at once');
   });
 
   it("refuses a deposed leader's decisions in the database, and accepts the new leader's", async () => {
     await lapse();
-    const old = (await acquireLease(pool, 'old', 5000))!;
+    const old = (await acquireLease(db.pool(), 'old', 5000))!;
     const job = await queuedJob();
     await lapse();
-    const fresh = (await acquireLease(pool, 'new', 5000))!;
+    const fresh = (await acquireLease(db.pool(), 'new', 5000))!;
     await assert.rejects(
-      applyDecisions(pool, { holder: 'old', epoch: old.epoch }, placing(job), noExtra),
+      applyDecisions(db.pool(), { holder: 'old', epoch: old.epoch }, placing(job), noExtra),
       DeposedError,
     );
     // Even a write that skips the lease check is refused by the trigger.
     await assert.rejects(
-      pool.query(`UPDATE jobs SET status = 'placed', sched_epoch = $2 WHERE id = $1`, [job.id, old.epoch]),
+      db
+        .pool()
+        .query(`UPDATE jobs SET status = 'placed', sched_epoch = $2 WHERE id = $1`, [job.id, old.epoch]),
       (err: { code?: string }) => err.code === 'TSF01',
     );
     await assert.rejects(
-      pool.query(`UPDATE jobs SET status = 'placed' WHERE id = $1`, [job.id]),
+      db.pool().query(`UPDATE jobs SET status = 'placed' WHERE id = $1`, [job.id]),
       (err: { code?: string }) => err.code === 'TSF01',
       'a placement without an epoch is refused too',
     );
-    const status = await pool.query(`SELECT status FROM jobs WHERE id = $1`, [job.id]);
+    const status = await db.pool().query(`SELECT status FROM jobs WHERE id = $1`, [job.id]);
     assert.equal(status.rows[0].status, 'queued', 'nothing half-written');
-    const applied = await applyDecisions(pool, { holder: 'new', epoch: fresh.epoch }, placing(job), noExtra);
+    const applied = await applyDecisions(
+      db.pool(),
+      { holder: 'new', epoch: fresh.epoch },
+      placing(job),
+      noExtra,
+    );
     assert.equal(applied.placed, 1);
-    const row = await pool.query(`SELECT status, sched_epoch, placed_at FROM jobs WHERE id = $1`, [job.id]);
+    const row = await db
+      .pool()
+      .query(`SELECT status, sched_epoch, placed_at FROM jobs WHERE id = $1`, [job.id]);
     assert.equal(row.rows[0].status, 'placed');
     assert.equal(Number(row.rows[0].sched_epoch), fresh.epoch, 'the epoch is stored with the decision');
     assert.ok(row.rows[0].placed_at);
     // The same placement again is a no-op (the row left `queued`): never placed twice.
-    const again = await applyDecisions(pool, { holder: 'new', epoch: fresh.epoch }, placing(job), noExtra);
+    const again = await applyDecisions(
+      db.pool(),
+      { holder: 'new', epoch: fresh.epoch },
+      placing(job),
+      noExtra,
+    );
     assert.equal(again.placed, 0);
   });
 });

@@ -1,0 +1,43 @@
+// What the round tests against PostgreSQL share: a database of their own for the file, and one
+// whole round (lease, snapshot, schedule(), one transaction) as the leader runs it.
+import { after, before } from 'node:test';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
+import { defaultPolicy } from '../../core/policy.js';
+import { schedule } from '../../core/schedule.js';
+import { applyDecisions } from '../apply-decisions.js';
+import { acquireLease } from '../leader.js';
+import { readSnapshot } from '../read-snapshot.js';
+
+/** Creates the database before the file's tests and drops it after; `pool()` is valid in between. */
+export function useRoundDatabase(): { pool: () => pg.Pool } {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  before(async () => {
+    db = await createTestDatabase();
+    pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    // Dropping the database terminates what is still connected (57P01): an idle client's error
+    // then, not the test's.
+    pool.on('error', (err: Error & { code?: string }) => {
+      if (err.code !== '57P01') throw err;
+    });
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+  return { pool: () => pool };
+}
+
+/** One round under a fresh lease, with the default policy; returns its decisions and snapshot. */
+export async function runRound(pool: pg.Pool) {
+  const { epoch } = (await acquireLease(pool, 'test-leader', 30_000))!;
+  const read = await readSnapshot(pool, 60_000);
+  const d = schedule(read.snapshot, defaultPolicy, read.now);
+  await applyDecisions(pool, { holder: 'test-leader', epoch }, d, {
+    reasons: [],
+    usage: [],
+    graceSeconds: 30,
+  });
+  return { d, snapshot: read.snapshot };
+}
