@@ -1,7 +1,8 @@
 /**
- * A pool's devices by the time each is predicted free, kept as (time, count) entries in a min-heap:
- * the ETA replay takes a job's devices together and gives them back together, so one entry per
- * batch replaces one per device (thousands of heap moves a round fewer at 4,096 devices).
+ * Slots (a pool's devices, a generation batch's sequence slots) by the time each is free, kept as
+ * (time, count) entries in a min-heap: the ETA replay takes a job's devices together and gives them
+ * back together, so one entry per batch replaces one per device (thousands of heap moves a round
+ * fewer at 4,096 devices).
  */
 export class FreeTimes {
   private readonly at: number[] = [];

@@ -11,7 +11,7 @@
  * its own spends, the slots freed by finished sequences refilled by the next batch's. On n devices
  * instead of the job's d the bulk scales by d / n; the tail (the stragglers finishing alone) does not.
  */
-import { MinHeap } from '../core/min-heap.js';
+import { FreeTimes } from '../core/free-times.js';
 import type { Rng } from './rng.js';
 import type { StepShape } from './model.js';
 
@@ -46,16 +46,16 @@ export interface TurnDraw {
 export function drawTurnUnits(sigma: number, rng: Rng): TurnDraw {
   if (sigma <= 0) return { sync: 1, bulk: 1 };
   const slots = SEQUENCES / WAVES;
-  const free = new MinHeap();
-  for (let i = 0; i < slots; i++) free.push(0);
+  const free = new FreeTimes();
+  free.add(0, slots);
   let sum = 0;
   let end = 0;
   for (let i = 0; i < SEQUENCES; i++) {
     const length = rng.lognormal(1, sigma);
     sum += length;
-    const done = free.pop()! + length;
+    const done = free.take(1) + length;
     end = Math.max(end, done);
-    free.push(done);
+    free.add(done, 1);
   }
   return { sync: end, bulk: sum / slots };
 }
