@@ -6,32 +6,17 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
 import { readSnapshot } from '../read-snapshot.js';
-import { runRound, useRoundDatabase } from './round-db.js';
+import { runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 /** A job running spatially on its own 2-device node, with 8 profiled temporal-shaped steps (6 past the warm-up) and `done` steps done. */
 async function runningJob(done: number): Promise<string> {
-  const t = await db
-    .pool()
-    .query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
-  await db.pool().query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
-  const p = await db
-    .pool()
-    .query(
-      `INSERT INTO pools (name, device_type) VALUES ('p-' || gen_random_uuid(), 'cpu') RETURNING id, name`,
-    );
-  const n = await db
-    .pool()
-    .query(`INSERT INTO nodes (name, pool_id) VALUES ('n-' || gen_random_uuid(), $1) RETURNING id`, [
-      p.rows[0].id,
-    ]);
-  const nodeId = n.rows[0].id as string;
-  await db
-    .pool()
-    .query(
-      `INSERT INTO devices (node_id, index, kind, memory_bytes, free_memory_bytes) VALUES ($1, 0, 'cpu', 1e9, 1e9), ($1, 1, 'cpu', 1e9, 1e9)`,
-      [nodeId],
-    );
+  const pool = db.pool();
+  const { tenantId, pool: poolName, nodeId } = await tenantPoolNode(pool);
+  await pool.query(
+    `INSERT INTO devices (node_id, index, kind, memory_bytes, free_memory_bytes) VALUES ($1, 0, 'cpu', 1e9, 1e9), ($1, 1, 'cpu', 1e9, 1e9)`,
+    [nodeId],
+  );
   const spec = {
     resources: { devices: 2 },
     workflow: {
@@ -51,23 +36,24 @@ async function runningJob(done: number): Promise<string> {
     threadsPerDevice: 1,
     memoryBytes: 1e8,
   };
-  const j = await db.pool().query(
+  const j = await pool.query(
     `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at)
      VALUES ($1, 'j', $2, 'running', $3, $4, $5, 2, now() - interval '10 minutes') RETURNING id`,
-    [t.rows[0].id, spec, p.rows[0].name, nodeId, placement],
+    [tenantId, spec, poolName, nodeId, placement],
   );
   const id = j.rows[0].id as string;
   for (let step = 1; step <= 8; step++)
-    await db.pool().query(
+    await pool.query(
       `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, onload_seconds, offload_seconds, created_at)
        VALUES ($1, $2, 'generate', $3::int, 0.05, 512, 2, 0, 0, now() - interval '5 minutes' + $3::int * interval '0.5 s'),
               ($1, $2, 'train', $3::int, 0.406, 512, 2, 0.003, 0.003, now() - interval '5 minutes' + $3::int * interval '0.5 s')`,
       [id, nodeId, step],
     );
   if (done > 0)
-    await db
-      .pool()
-      .query(`INSERT INTO metrics (job_id, step, name, value) VALUES ($1, $2, 'loss', 0)`, [id, done]);
+    await pool.query(`INSERT INTO metrics (job_id, step, name, value) VALUES ($1, $2, 'loss', 0)`, [
+      id,
+      done,
+    ]);
   return id;
 }
 
@@ -80,6 +66,7 @@ const events = async (id: string) =>
   }[];
 
 it('moves a job whose profile favours another plan, declines one too close to its end, and decides each once', async () => {
+  const pool = db.pool();
   const moved = await runningJob(0);
   const declined = await runningJob(998);
   const first = await round();
@@ -108,7 +95,7 @@ it('moves a job whose profile favours another plan, declines one too close to it
   assert.equal((replanned.data.to as { mode: string }).mode, 'temporal');
   assert.ok((replanned.data.predictedGainSeconds as number) > (replanned.data.moveCostSeconds as number));
   assert.equal(m.find((e) => e.type === 'job.preempting')?.data.reason, 'replan');
-  const row = await db.pool().query(`SELECT preempt_reason FROM jobs WHERE id = $1`, [moved]);
+  const row = await pool.query(`SELECT preempt_reason FROM jobs WHERE id = $1`, [moved]);
   assert.equal(row.rows[0].preempt_reason, 'replan');
   const dec = (await events(declined)).find((e) => e.type === 'job.replan_declined')!;
   assert.ok((dec.data.predictedGainSeconds as number) <= (dec.data.moveCostSeconds as number));
@@ -123,58 +110,53 @@ it('moves a job whose profile favours another plan, declines one too close to it
 });
 
 it("reads a running spatial job at the split its placement records (a rebalance's, not the planner's)", async () => {
+  const pool = db.pool();
   const id = await runningJob(0);
   // What the API writes when the node reports a `job.rebalanced` (common/jobs/node-events.ts).
   const placement = async (stages: { generate: number[]; train: number[] }) => {
-    await db
-      .pool()
-      .query(`UPDATE jobs SET placement = jsonb_set(placement, '{stages}', $2::jsonb) WHERE id = $1`, [
-        id,
-        JSON.stringify(stages),
-      ]);
-    const read = await readSnapshot(db.pool(), 60_000);
+    await pool.query(
+      `UPDATE jobs SET placement = jsonb_set(placement, '{stages}', $2::jsonb) WHERE id = $1`,
+      [id, JSON.stringify(stages)],
+    );
+    const read = await readSnapshot(pool, 60_000);
     return read.snapshot.running.find((r) => r.id === id)!.plan;
   };
   try {
     const asPlaced = await placement({ generate: [0], train: [1] });
     assert.deepEqual([asPlaced.mode, asPlaced.generateDevices, asPlaced.trainDevices], ['spatial', 1, 1]);
-    await db
-      .pool()
-      .query(
-        `UPDATE jobs SET placement = jsonb_set(placement, '{devices}', '[0, 1, 2, 3]'::jsonb) WHERE id = $1`,
-        [id],
-      );
+    await pool.query(
+      `UPDATE jobs SET placement = jsonb_set(placement, '{devices}', '[0, 1, 2, 3]'::jsonb) WHERE id = $1`,
+      [id],
+    );
     const moved = await placement({ generate: [0, 1, 2], train: [3] });
     assert.deepEqual([moved.mode, moved.generateDevices, moved.trainDevices], ['spatial', 3, 1]);
     const back = await placement({ generate: [0], train: [1, 2, 3] });
     assert.deepEqual([back.generateDevices, back.trainDevices], [1, 3]);
     assert.notEqual(moved.predictedStepSeconds, back.predictedStepSeconds, 'each costed at its own split');
   } finally {
-    await db.pool().query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = $1`, [id]);
+    await pool.query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = $1`, [id]);
   }
 });
 
 it('gives a job moved to a new plan its devices back first, ahead of a job queued before it', async () => {
+  const pool = db.pool();
   const id = await runningJob(0);
-  const row = (
-    await db.pool().query(`SELECT node_id, pool, placement, tenant_id FROM jobs WHERE id = $1`, [id])
-  ).rows[0];
+  const row = (await pool.query(`SELECT node_id, pool, placement, tenant_id FROM jobs WHERE id = $1`, [id]))
+    .rows[0];
   // Its placement as the round that placed it recorded it (apply-decisions.ts writes `job.placed`).
-  await db
-    .pool()
-    .query(`INSERT INTO job_events (job_id, type, data) VALUES ($1, 'job.placed', $2)`, [
-      id,
-      { status: 'placed', placement: row.placement },
-    ]);
+  await pool.query(`INSERT INTO job_events (job_id, type, data) VALUES ($1, 'job.placed', $2)`, [
+    id,
+    { status: 'placed', placement: row.placement },
+  ]);
   const old = (
-    await db.pool().query(
+    await pool.query(
       `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, queued_at)
        VALUES ($1, 'old', $2, 'queued', $3, 2, now() - interval '30 minutes') RETURNING id`,
       [row.tenant_id, { resources: { devices: 2 }, workflow: { mode: 'temporal', steps: 10 } }, row.pool],
     )
   ).rows[0].id as string;
   try {
-    await db.pool().query(`UPDATE nodes SET last_heartbeat_at = now() WHERE id = $1`, [row.node_id]);
+    await pool.query(`UPDATE nodes SET last_heartbeat_at = now() WHERE id = $1`, [row.node_id]);
     const first = await round();
     assert.deepEqual(
       first.preempt.map((p) => [p.jobId, p.reason]),
@@ -183,7 +165,7 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
     // While it checkpoints, the older job does not take or wait on its devices.
     assert.ok(!first.place.some((p) => p.jobId === old));
     // The node reports the checkpoint: the job is back in the queue (common/jobs/transitions.ts).
-    await requeueJob(db.pool(), id, row.node_id, 'preempted', null);
+    await requeueJob(pool, id, row.node_id, 'preempted', null);
     const second = await round();
     assert.deepEqual(
       second.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),
@@ -191,8 +173,8 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
     );
     assert.equal(second.queue.find((q) => q.jobId === old)?.waitReason, 'capacity');
   } finally {
-    await db
-      .pool()
-      .query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = ANY($1::uuid[])`, [[id, old]]);
+    await pool.query(`UPDATE jobs SET status = 'succeeded', node_id = NULL WHERE id = ANY($1::uuid[])`, [
+      [id, old],
+    ]);
   }
 });

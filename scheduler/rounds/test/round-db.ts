@@ -41,3 +41,19 @@ export async function runRound(pool: pg.Pool) {
   });
   return { d, snapshot: read.snapshot };
 }
+
+/** A tenant with a quota row, a pool, and one node in it (fresh names): what most round tests start from. */
+export async function tenantPoolNode(
+  pool: pg.Pool,
+): Promise<{ tenantId: string; pool: string; nodeId: string }> {
+  const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-' || gen_random_uuid()) RETURNING id`);
+  await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
+  const p = await pool.query(
+    `INSERT INTO pools (name, device_type) VALUES ('p-' || gen_random_uuid(), 'cpu') RETURNING id, name`,
+  );
+  const n = await pool.query(
+    `INSERT INTO nodes (name, pool_id) VALUES ('n-' || gen_random_uuid(), $1) RETURNING id`,
+    [p.rows[0].id],
+  );
+  return { tenantId: t.rows[0].id, pool: p.rows[0].name, nodeId: n.rows[0].id };
+}
