@@ -41,6 +41,15 @@ export interface PoolInput {
   held: NodeDevices[];
 }
 
+/**
+ * Where a job under notice comes back to, or null: its own devices when it changes plan in place
+ * (`replan`), those compaction chose when it is moved (`compact`). Nobody joins or claims them.
+ */
+export function returnsTo(r: RunningJob): NodeDevices | null {
+  if (r.preemptReason === 'replan') return { nodeId: r.nodeId, devices: r.devices };
+  return r.preemptReason === 'compact' ? (r.returnTo ?? null) : null;
+}
+
 export function schedulePool(
   input: PoolInput,
   tenants: ReadonlyMap<string, TenantState>,
@@ -59,9 +68,7 @@ export function schedulePool(
     model.add(r.nodeId, r.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
     if (r.preemptRequestedAt === null) continue;
     leaving.add(r.id);
-    // A job changing plan in place, or moved by compaction, comes back to these devices: nobody
-    // joins or claims them.
-    const back = r.preemptReason === 'replan' ? { nodeId: r.nodeId, devices: r.devices } : r.returnTo;
+    const back = returnsTo(r);
     if (back) for (const s of model.slotsOf(back.nodeId, back.devices)) s.held = true;
   }
   for (const h of input.held) for (const s of model.slotsOf(h.nodeId, h.devices)) s.held = true;

@@ -3,14 +3,15 @@
  * Kueue's cycle, step by step:
  *   1. take back the devices of jobs whose preemption grace ran out;
  *   2. per pool (pools never wait on each other): snapshot the pool's devices and shares, nominate
- *      each queued job's plan, admit in tournament order (placing, time-sharing or preempting),
- *      and requeue the rest with their reason, position and estimated start (pool-round.ts);
+ *      each queued job's plan, admit in tournament order (placing, time-sharing, compacting or
+ *      preempting), and requeue the rest with their reason, position and estimated start
+ *      (pool-round.ts);
  *   3. re-plan running jobs whose profiles now favour another plan (planner/replan.ts): a move is
  *      a preemption of the job itself, which gets its devices back first in the next round;
  *   4. record, once per placement, the step time predicted for a running job from its first 5
  *      profiled steps there (`job.plan_fitted`), re-planning on or off.
  */
-import { schedulePool, type PoolInput } from './pool-round.js';
+import { returnsTo, schedulePool, type PoolInput } from './pool-round.js';
 import type { Decisions, Policy, Snapshot } from './types.js';
 import { considerFitted, considerReplan } from '../planner/replan.js';
 
@@ -52,6 +53,7 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   };
   for (const n of snapshot.nodes) poolOf(n.pool).nodes.push(n);
   for (const r of stillRunning) poolOf(r.pool).running.push(r);
+  const takenBack = new Set(out.takeBack.map((t) => t.jobId));
   for (const r of snapshot.running) {
     if (r.preemptRequestedAt === null) continue;
     // A node being cleared by compaction is its job's: nobody ahead of it in the order takes it.
@@ -59,8 +61,8 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
     // the same rule, 0.809 against 0.848 over 5 seeds: their preemptors keep the order's place.)
     if (r.preemptReason === 'compact' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
     // Taken back this round, requeued after it: where it returns stays held until then.
-    const back = r.preemptReason === 'replan' ? { nodeId: r.nodeId, devices: r.devices } : r.returnTo;
-    if (back && !stillRunning.includes(r)) poolOf(r.pool).held.push(back);
+    const back = returnsTo(r);
+    if (back && takenBack.has(r.id)) poolOf(r.pool).held.push(back);
   }
   for (const q of snapshot.queued) {
     poolOf(q.pool).queued.push(q);
