@@ -1,22 +1,23 @@
 /**
  * Compaction: a job that fits on no node while the pool has enough free devices, only spread over
- * several nodes, gets one node cleared by moving the jobs there to free devices elsewhere. A moved
+ * several nodes, gets room made on one node by moving jobs there to free devices elsewhere. A moved
  * job is preempted with notice (reason `compact`), checkpoints, and starts again from its checkpoint
- * on the devices kept for it; it loses a restart, not its place, so any job may be moved whatever
- * its tenant's share. Nothing is moved unless every job to move has free devices on another node,
- * and the node needing the fewest devices moved wins.
+ * on the devices kept for it; it loses a restart, not its place, so a job of any tenant may be
+ * moved (of no higher priority than the job, past its minimum run time). Nothing is moved unless
+ * every job to move has free devices on another node, and the node needing the fewest devices
+ * moved wins.
  *
  * Checkpointing makes this cheap here where a Kubernetes descheduler or Slurm would lose the work:
- * without it a wide job waited for a whole node while the pool sat a quarter idle (docs/simulator.md,
- * finding 6).
+ * without it a wide job on the Philly replay waited 2.5 h at none of its entitlement, part of that
+ * time as the only job queued (docs/simulator.md, finding 6).
  */
 import type { PoolModel } from './cluster.js';
-import type { JobPlan, Policy, QueuedJob, RunningJob } from './types.js';
+import type { JobPlan, NodeDevices, Policy, QueuedJob, RunningJob } from './types.js';
 
 export interface CompactionMove {
   jobId: string;
   tenantId: string;
-  to: { nodeId: string; devices: number[] };
+  to: NodeDevices;
 }
 
 export interface Compaction {
@@ -50,25 +51,20 @@ export function findCompaction(
     const freeHere = slots.filter((s) => s.occupants.length === 0 && !s.held).length;
     // Devices to move at least: what this node lacks. No better than the best so far: skip.
     if (best && need - freeHere >= best.moved) continue;
+    // Only running jobs past their minimum run time, none under notice, of no higher priority move;
+    // the rest stay (a job placed this round, one leaving, one held for a job coming back).
     const onNode = new Map<string, RunningJob>();
-    let movable = true;
-    for (const s of slots) {
-      if (s.held) movable = false;
+    for (const s of slots)
       for (const o of s.occupants) {
         const r = running.get(o.jobId);
-        // Only running jobs past their minimum run time, none leaving, move; a node holding
-        // anything else (a job placed this round, one under notice) is not cleared.
         if (
-          !r ||
-          leaving.has(r.id) ||
-          now - r.placedAt < policy.minRunSeconds * 1000 ||
-          r.priority > job.priority
+          r &&
+          !leaving.has(r.id) &&
+          now - r.placedAt >= policy.minRunSeconds * 1000 &&
+          r.priority <= job.priority
         )
-          movable = false;
-        else onNode.set(r.id, r);
+          onNode.set(r.id, r);
       }
-    }
-    if (!movable) continue;
     // Smallest jobs first: fewest devices moved for the room made.
     const candidates = [...onNode.values()].sort(
       (a, b) => a.devices.length - b.devices.length || (a.id < b.id ? -1 : 1),

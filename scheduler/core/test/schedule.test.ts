@@ -538,6 +538,23 @@ describe('schedule(): compaction', () => {
     );
   });
 
+  it('moves only what the job needs, and never a job of higher priority', () => {
+    // n1: a high-priority job on device 0, a normal one on 1; n2 the same with b. A 3-device job
+    // needs one device more on either node: the normal job moves, the high-priority one stays.
+    const jobs = [
+      running('a-high', 'a', 'n1', [0], { priority: 3 }),
+      running('a1', 'a', 'n1', [1]),
+      running('b-high', 'b', 'n2', [0], { priority: 3 }),
+      running('b1', 'b', 'n2', [1]),
+    ];
+    const three = queued('three', 'c', { devices: 3, maxDevices: 3 });
+    const d = schedule(snapshot({ ...base, running: jobs, queued: [three] }), compacting, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.moveTo?.nodeId]),
+      [['a1', 'compact', 'n2']],
+    );
+  });
+
   it('moves nothing when a job to move would have nowhere to go', () => {
     const full = [...spread(), running('b2', 'b', 'n2', [2]), running('b3', 'b', 'n2', [3])];
     const d = schedule(snapshot({ ...base, running: full, queued: [wide()] }), compacting, T0);
