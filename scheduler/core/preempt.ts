@@ -127,7 +127,7 @@ export function findVictims(
  * `need` devices one staying job spans (a time-share group is joined whole) that have room and load
  * to spare. Cheap and allocation-free for the common case, so the victim search skips nodes early.
  */
-function couldFit(
+export function couldFit(
   slots: readonly Slot[],
   plan: JobPlan,
   need: number,
@@ -141,17 +141,19 @@ function couldFit(
     if (s.held || s.memoryBytes < plan.deviceBytes) continue;
     let stay = 0;
     let load = planLoad;
-    let first: string | null = null;
+    // Slots of one group hold the same jobs, so the smallest id among them is the same on each:
+    // counting by it can only overcount, which keeps the bound a necessary condition.
+    let key: string | null = null;
     for (const o of s.occupants)
       if (!gone(s, o.jobId)) {
         stay++;
         load += o.plan.busyFraction + switchFraction(o.plan);
-        first ??= o.jobId;
+        if (key === null || o.jobId < key) key = o.jobId;
       }
     if (stay === 0) free++;
     else if (policy.timeSharing && stay < policy.maxJobsPerDevice && load <= policy.maxGroupLoad) {
       shared ??= new Map();
-      shared.set(first!, (shared.get(first!) ?? 0) + 1);
+      shared.set(key!, (shared.get(key!) ?? 0) + 1);
     }
   }
   if (free >= need) return true;
