@@ -6,7 +6,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import {
   eventsOf,
   startCluster,
@@ -17,7 +16,6 @@ import {
 } from '../helpers/cluster.js';
 
 let c: Cluster;
-let pool: pg.Pool;
 
 before(async () => {
   c = await startCluster({
@@ -26,15 +24,11 @@ before(async () => {
   });
   await c.startWorker('compact-a', 2);
   await c.startWorker('compact-b', 2);
-  pool = new pg.Pool({ connectionString: c.env.DATABASE_URL, max: 2 });
 });
-after(async () => {
-  await pool.end();
-  await c.close();
-});
+after(() => c.close());
 
 const nodeOf = async (id: string) =>
-  (await pool.query(`SELECT node_id, placement FROM jobs WHERE id = $1`, [id])).rows[0] as {
+  (await c.sql.query(`SELECT node_id, placement FROM jobs WHERE id = $1`, [id])).rows[0] as {
     node_id: string | null;
     placement: { devices: number[] } | null;
   };
@@ -67,7 +61,9 @@ test(
         (await eventsOf(c, t, id)).some((e) => e.type === 'job.checkpoint'),
       );
     await waitFor('the cancelled jobs gone', async () => {
-      const r = await pool.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
+      const r = await c.sql.query(
+        `SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`,
+      );
       return r.rows[0].n === 2;
     });
 

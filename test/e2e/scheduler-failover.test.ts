@@ -5,7 +5,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import {
   eventsOf,
   startCluster,
@@ -17,21 +16,18 @@ import {
 import { startProcess, type Proc } from '../helpers/processes.js';
 
 let c: Cluster;
-let pool: pg.Pool;
 const schedulers: Proc[] = [];
 
 before(async () => {
   c = await startCluster({ env: { TIMESHARE_LEADER_LEASE_MS: '3000' } });
-  pool = new pg.Pool({ connectionString: c.env.DATABASE_URL, max: 2 });
 });
 after(async () => {
   for (const s of schedulers) await s.kill('SIGTERM');
-  await pool.end();
   await c.close();
 });
 
 const leader = async () =>
-  (await pool.query(`SELECT holder, epoch FROM scheduler_leases WHERE expires_at > clock_timestamp()`))
+  (await c.sql.query(`SELECT holder, epoch FROM scheduler_leases WHERE expires_at > clock_timestamp()`))
     .rows[0] as { holder: string; epoch: string } | undefined;
 
 test(
@@ -64,7 +60,7 @@ test(
 
     await waitFor(
       'the standby to place a job',
-      async () => (await pool.query(`SELECT 1 FROM jobs WHERE status <> 'queued' LIMIT 1`)).rows.length > 0,
+      async () => (await c.sql.query(`SELECT 1 FROM jobs WHERE status <> 'queued' LIMIT 1`)).rows.length > 0,
       20_000,
     );
     const tookMs = Date.now() - diedAt;

@@ -7,7 +7,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import {
   eventsOf,
   jobOf,
@@ -19,7 +18,6 @@ import {
 } from '../helpers/cluster.js';
 
 let c: Cluster;
-let pool: pg.Pool;
 
 before(async () => {
   c = await startCluster({
@@ -27,12 +25,8 @@ before(async () => {
     env: { TIMESHARE_MIN_RUN_SECONDS: '1', TIMESHARE_PREEMPT_GRACE_SECONDS: '15' },
   });
   await c.startWorker('policy-node', 2);
-  pool = new pg.Pool({ connectionString: c.env.DATABASE_URL, max: 2 });
 });
-after(async () => {
-  await pool.end();
-  await c.close();
-});
+after(() => c.close());
 
 type Tenant = Awaited<ReturnType<Cluster['h']['createTenant']>>;
 const submit = async (t: Tenant, spec: object) =>
@@ -42,7 +36,7 @@ const cancelAll = async (t: Tenant, ids: string[]) => {
   for (const id of ids)
     await t.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect((r) => [200, 409].includes(r.status));
   await waitFor('devices free', async () => {
-    const r = await pool.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
+    const r = await c.sql.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
     return r.rows[0].n === 0;
   });
 };
@@ -162,8 +156,8 @@ test(
   { timeout: 240_000 },
   async () => {
     const t = await c.h.createTenant('crowd');
-    await pool.query(`UPDATE quotas SET max_active_jobs = 100000 WHERE tenant_id = $1`, [t.id]);
-    await pool.query(
+    await c.sql.query(`UPDATE quotas SET max_active_jobs = 100000 WHERE tenant_id = $1`, [t.id]);
+    await c.sql.query(
       `INSERT INTO jobs (tenant_id, name, pool, spec, wait_reason)
      SELECT $1, 'crowd-' || g, 'nowhere', '{"name":"crowd","pool":"nowhere","workflow":{"task":{"name":"addition"}}}', 'capacity'
        FROM generate_series(1, 30000) g`,
@@ -192,6 +186,6 @@ test(
     );
     assert.equal(page.data[0].estimatedStartAt, null, 'a pool without devices has no estimate');
     assert.equal(page.data[0].waitReason, 'capacity');
-    await pool.query(`DELETE FROM jobs WHERE pool = 'nowhere'`);
+    await c.sql.query(`DELETE FROM jobs WHERE pool = 'nowhere'`);
   },
 );

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { startHarness, type Harness } from './api-harness.js';
 import { startProcess, type Proc } from './processes.js';
 
@@ -14,6 +15,8 @@ export interface Cluster {
   scheduler: Proc;
   workers: Map<string, Proc>;
   env: Record<string, string>;
+  /** A small pool on the cluster's database, for what a test checks or sets up behind the API. */
+  sql: pg.Pool;
   startWorker(
     name: string,
     devices: number,
@@ -53,11 +56,13 @@ export async function startCluster(
   const workers = new Map<string, Proc>();
   // Each worker's outbox (worker-node/report-outbox.ts), deleted with the cluster.
   const outboxes = mkdtempSync(path.join(os.tmpdir(), 'timeshare-outbox-'));
+  const sql = new pg.Pool({ connectionString: env.DATABASE_URL, max: 2 });
   return {
     h,
     scheduler,
     workers,
     env,
+    sql,
     async startWorker(name, devices, extra = {}) {
       const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
       const w = startProcess(
@@ -98,6 +103,7 @@ export async function startCluster(
     async close() {
       await Promise.all([...workers.values()].map((w) => w.kill('SIGKILL')));
       await scheduler.kill('SIGTERM');
+      await sql.end();
       await h.close();
       rmSync(outboxes, { recursive: true, force: true });
     },
