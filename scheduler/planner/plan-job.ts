@@ -17,7 +17,7 @@ import { searchPlan, type CutKind, type SearchResult } from './search.js';
 export const ENGINE_STAGES = ['generate', 'train'] as const;
 
 /** Share of a step spent off the devices (reports, rewards, bookkeeping) before profiles say. */
-const PRIOR_IDLE_FRACTION = 0.2;
+export const PRIOR_IDLE_FRACTION = 0.2;
 /** Micro-batch counts tried for pipelined plans. */
 const GRANULARITIES = [1, 2, 4, 8, 16];
 

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../core/policy.js';
 import type { Policy } from '../core/types.js';
+import { PRIOR_IDLE_FRACTION } from '../planner/plan-job.js';
 import { simulate } from './engine.js';
 import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
 import { headlineVerdicts, losses, physicsVerdicts, table, tenantTable, type PhysicsRow } from './report.js';
@@ -80,8 +81,15 @@ if (parts.has('physics')) {
   const ratio =
     run('Timeshare', cold, defaultPolicy).jobsPerHour /
     run('exclusive FIFO', cold, exclusiveFifoPolicy).jobsPerHour;
+  // Two new jobs on the planner's prior want 2 × (1 − idle) of a device: they pair only while the
+  // group-load bound admits that.
+  const priorLoad = 2 * (1 - PRIOR_IDLE_FRACTION);
+  const prior =
+    priorLoad <= defaultPolicy.maxGroupLoad
+      ? 'two of them fit one device'
+      : 'a new job looks too busy to share a device';
   out(
-    `Cold start, for information: the same f = 30% jobs submitted without profiles give ${ratio.toFixed(3)}× (the planner's prior assumes 20% idle, so a new job looks too busy to share a device with a 70%-busy one).`,
+    `Cold start, for information: the same f = 30% jobs submitted without profiles give ${ratio.toFixed(3)}× (the planner's prior assumes ${PRIOR_IDLE_FRACTION * 100}% idle, and at a group-load bound of ${defaultPolicy.maxGroupLoad} ${prior}).`,
   );
 }
 

@@ -106,9 +106,10 @@ describe('re-planning', () => {
       requeueReason: 'preempted',
       returnTo: { nodeId: 'n1', devices: [1, 0] },
     });
+    // (One job per device: the aged job would otherwise join it as a time-share partner.)
     const after = schedule(
       snapshot({ nodes: [node('n1', 2)], tenants: [tenant('a')], running: [], queued: [aged, back] }),
-      defaultPolicy,
+      { ...defaultPolicy, maxJobsPerDevice: 1 },
       T0 + 30_000,
     );
     assert.deepEqual(

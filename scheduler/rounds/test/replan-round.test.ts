@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
+import { defaultPolicy } from '../../core/policy.js';
+import type { Policy } from '../../core/types.js';
 import { readSnapshot } from '../read-snapshot.js';
 import { runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
@@ -57,7 +59,7 @@ async function runningJob(done: number): Promise<string> {
   return id;
 }
 
-const round = async () => (await runRound(db.pool())).d;
+const round = async (policy?: Policy) => (await runRound(db.pool(), policy)).d;
 
 const events = async (id: string) =>
   (await db.pool().query(`SELECT type, data FROM job_events WHERE job_id = $1 ORDER BY id`, [id])).rows as {
@@ -166,7 +168,8 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
     assert.ok(!first.place.some((p) => p.jobId === old));
     // The node reports the checkpoint: the job is back in the queue (common/jobs/transitions.ts).
     await requeueJob(pool, id, row.node_id, 'preempted', null);
-    const second = await round();
+    // (One job per device: the older job would otherwise join it as a time-share partner.)
+    const second = await round({ ...defaultPolicy, maxJobsPerDevice: 1 });
     assert.deepEqual(
       second.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),
       [[id, row.node_id, [0, 1], 'temporal']],

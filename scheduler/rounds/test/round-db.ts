@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js';
 import { defaultPolicy } from '../../core/policy.js';
 import { schedule } from '../../core/schedule.js';
+import type { Policy } from '../../core/types.js';
 import { applyDecisions } from '../apply-decisions.js';
 import { acquireLease } from '../leader.js';
 import { readSnapshot } from '../read-snapshot.js';
@@ -30,10 +31,10 @@ export function useRoundDatabase(): { pool: () => pg.Pool } {
 }
 
 /** One round under a fresh lease, with the default policy; returns its decisions and snapshot. */
-export async function runRound(pool: pg.Pool) {
+export async function runRound(pool: pg.Pool, policy: Policy = defaultPolicy) {
   const { epoch } = (await acquireLease(pool, 'test-leader', 30_000))!;
   const read = await readSnapshot(pool, 60_000);
-  const d = schedule(read.snapshot, defaultPolicy, read.now);
+  const d = schedule(read.snapshot, policy, read.now);
   await applyDecisions(pool, { holder: 'test-leader', epoch }, d, {
     reasons: [],
     usage: [],
