@@ -50,6 +50,19 @@ export function groupSwitchShare(plans: readonly JobPlan[]): number {
   return s / Math.max(1, deviceLoad(plans));
 }
 
+/** The same string for the same set of jobs, whatever their order on the device. */
+function occupantsKey(occupants: readonly Occupant[]): string {
+  if (occupants.length === 1) return occupants[0]!.jobId;
+  if (occupants.length === 2) {
+    const [a, b] = [occupants[0]!.jobId, occupants[1]!.jobId];
+    return a < b ? `${a}\n${b}` : `${b}\n${a}`;
+  }
+  return occupants
+    .map((o) => o.jobId)
+    .sort()
+    .join('\n');
+}
+
 export class PoolModel {
   readonly slots = new Map<string, Slot[]>();
   readonly hostUsed = new Map<string, number>();
@@ -105,21 +118,103 @@ export class PoolModel {
   /** Nodes with a device that can take one more job (fewer than maxJobsPerDevice on it). */
   readonly openNodes = new Set<string>();
 
-  private refreshFree(nodeId: string): void {
+  /**
+   * Each node's whole time-share groups (devices whose jobs hold exactly those devices of the node),
+   * in device order, and their widths: kept with the occupants, so a job looking for a group to
+   * join passes over a node without one of its width at the cost of a lookup.
+   */
+  private readonly wholeGroups = new Map<string, Slot[][]>();
+  private readonly groupWidths = new Map<string, Set<number>>();
+
+  private refreshFree(nodeId: string, groupsKept = false): void {
     const slots = this.slots.get(nodeId) ?? [];
-    this.setFree(nodeId, slots.filter((s) => s.occupants.length === 0).length);
-    if (slots.some((s) => s.occupants.length < this.policy.maxJobsPerDevice)) this.openNodes.add(nodeId);
+    let free = 0;
+    let open = false;
+    for (const s of slots) {
+      if (s.occupants.length === 0) free++;
+      if (s.occupants.length < this.policy.maxJobsPerDevice) open = true;
+    }
+    this.setFree(nodeId, free);
+    if (open) this.openNodes.add(nodeId);
     else this.openNodes.delete(nodeId);
+    if (!groupsKept) this.wholeGroups.delete(nodeId);
+  }
+
+  /** Worked out when first asked for after a change (most changes are followed by more). */
+  private groupsOf(nodeId: string): { groups: Slot[][]; widths: Set<number> } {
+    let groups = this.wholeGroups.get(nodeId);
+    if (!groups) {
+      this.findGroups(nodeId, this.slots.get(nodeId) ?? []);
+      groups = this.wholeGroups.get(nodeId)!;
+    }
+    return { groups, widths: this.groupWidths.get(nodeId)! };
+  }
+
+  private findGroups(nodeId: string, slots: readonly Slot[]): void {
+    const byJobs = new Map<string, Slot[]>();
+    const held = new Map<string, number>();
+    for (const s of slots) {
+      if (s.occupants.length === 0) continue;
+      for (const o of s.occupants) held.set(o.jobId, (held.get(o.jobId) ?? 0) + 1);
+      const key = occupantsKey(s.occupants);
+      const g = byJobs.get(key);
+      if (g) g.push(s);
+      else byJobs.set(key, [s]);
+    }
+    const groups: Slot[][] = [];
+    const widths = new Set<number>();
+    for (const g of byJobs.values())
+      if (g[0]!.occupants.every((o) => held.get(o.jobId) === g.length)) {
+        groups.push(g);
+        widths.add(g.length);
+      }
+    this.wholeGroups.set(nodeId, groups);
+    this.groupWidths.set(nodeId, widths);
+  }
+
+  /**
+   * What `fitOnNode(nodeId, plan, count)` gives when no `count` free devices fit anywhere: the
+   * least-loaded whole group of `count` devices the job may join, or null. Costs a lookup on a node
+   * without a group of that width.
+   */
+  joinGroup(
+    nodeId: string,
+    plan: JobPlan,
+    count: number,
+  ): { devices: number[]; shared: number; cost: number } | null {
+    const { groups, widths } = this.groupsOf(nodeId);
+    if (!widths.has(count)) return null;
+    const slots = this.slots.get(nodeId)!;
+    if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > slots[0]!.node.hostMemoryBytes) return null;
+    let best: Slot[] | null = null;
+    let bestLoad = Infinity;
+    for (const g of groups) {
+      if (g.length !== count || !g.every((s) => this.canJoin(s, plan))) continue;
+      let load = 0;
+      // Summed as fitOnNode sums it, so the same group wins.
+      for (const s of g) load += s.busy + s.switching + plan.busyFraction + switchFraction(plan);
+      if (load < bestLoad) [best, bestLoad] = [g, load];
+    }
+    if (!best) return null;
+    let free = 0;
+    for (const s of slots)
+      if (s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes) free++;
+    return { devices: best.map((s) => s.index), shared: count, cost: count * 1000 + bestLoad + free / 1000 };
   }
 
   add(nodeId: string, devices: readonly number[], o: Occupant): void {
-    for (const s of this.slotsOf(nodeId, devices)) {
+    const added = this.slotsOf(nodeId, devices);
+    // A job joining a whole group takes all of it: the node's groups stay as they were.
+    const group = this.wholeGroups.get(nodeId)?.find((g) => g.includes(added[0]!));
+    const joinsWhole =
+      group !== undefined && group.length === added.length && added.every((s) => group.includes(s));
+    for (const s of added) {
       s.occupants.push(o);
       s.busy += o.plan.busyFraction;
       s.switching += switchFraction(o.plan);
     }
     this.hostUsed.set(nodeId, (this.hostUsed.get(nodeId) ?? 0) + o.plan.hostBytes);
-    this.refreshFree(nodeId);
+    this.refreshFree(nodeId, joinsWhole);
   }
 
   /**
