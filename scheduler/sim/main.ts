@@ -18,7 +18,15 @@ import type { Policy } from '../core/types.js';
 import { PRIOR_IDLE_FRACTION } from '../planner/plan-job.js';
 import { simulate } from './engine.js';
 import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
-import { headlineVerdicts, losses, physicsVerdicts, table, tenantTable, type PhysicsRow } from './report.js';
+import {
+  headlineVerdicts,
+  losses,
+  meanInterval,
+  physicsVerdicts,
+  table,
+  tenantTable,
+  type PhysicsRow,
+} from './report.js';
 import { summarise, type Summary } from './summary.js';
 import { fileWorkload } from './workloads/file.js';
 import { PHILLY_PATH, phillyWorkload } from './workloads/philly.js';
@@ -174,12 +182,17 @@ function acrossSeeds(title: string, first: Summary[], reseed: (s: number) => Sim
   out();
   out(`Across seeds ${seed}–${seed + ratios.length - 1} (${title}, Timeshare with the planner):`);
   out();
-  out('| figure | mean | min | max |');
-  out('|---|---|---|---|');
+  out('| figure | mean | 95% interval of the mean | min | max | seeds |');
+  out('|---|---|---|---|---|---|');
   names.forEach((n, i) => {
-    const xs = ratios.map((r) => r[i]!);
+    // A seed whose window never saturated has no saturated figure: left out, and counted.
+    const xs = ratios.map((r) => r[i]!).filter(Number.isFinite);
+    if (xs.length === 0) return out(`| ${n} | – | – | – | – | 0 of ${ratios.length} |`);
     const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-    out(`| ${n} | ${m.toFixed(3)} | ${Math.min(...xs).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`);
+    const ci = meanInterval(xs);
+    out(
+      `| ${n} | ${m.toFixed(3)} | ${ci ? `${ci[0].toFixed(3)}–${ci[1].toFixed(3)}` : '–'} | ${Math.min(...xs).toFixed(3)} | ${Math.max(...xs).toFixed(3)} | ${xs.length} of ${ratios.length} |`,
+    );
   });
 }
 

@@ -136,3 +136,19 @@ export function losses(ts: Summary, baselines: Summary[]): string[] {
   }
   return out;
 }
+
+/** Student's t at 97.5% for 1–30 degrees of freedom (the standard table); 1.96 beyond. */
+const T975 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131,
+  2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/** The 95% confidence interval of the mean of a few seeds' figures, or null for fewer than two. */
+export function meanInterval(xs: readonly number[]): [number, number] | null {
+  const n = xs.length;
+  if (n < 2) return null;
+  const m = xs.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (n - 1));
+  const half = (T975[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
+  return [m - half, m + half];
+}
