@@ -103,3 +103,10 @@ export function snapshot(s: Snapshot): Snapshot {
     tenants: s.tenants.map((t) => ({ ...t, activeDevices: active.get(t.id) ?? t.activeDevices })),
   };
 }
+
+/** A seeded generator (Park–Miller) for the randomized tests: the same pools every run. */
+export function seeded(seed: number): { rand: () => number; pick: (n: number) => number } {
+  let s = seed;
+  const rand = () => (s = (s * 48271) % 2147483647) / 2147483647;
+  return { rand, pick: (n) => Math.floor(rand() * n) };
+}

@@ -6,13 +6,11 @@ import { describe, it } from 'node:test';
 import { PoolModel } from '../cluster.js';
 import { defaultPolicy } from '../policy.js';
 import { couldFit } from '../preempt.js';
-import { node, plan } from './builders.js';
+import { node, plan, seeded } from './builders.js';
 
 describe('couldFit', () => {
   it('is a necessary condition for fitOnNode', () => {
-    let seed = 11;
-    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const pick = (n: number) => Math.floor(rand() * n);
+    const { rand, pick } = seeded(11);
     let fits = 0;
     for (let trial = 0; trial < 400; trial++) {
       const policy = { ...defaultPolicy, maxJobsPerDevice: 1 + pick(3), maxGroupLoad: 1 + rand() };

@@ -8,13 +8,11 @@ import { describe, it } from 'node:test';
 import { PoolModel } from '../cluster.js';
 import { defaultPolicy } from '../policy.js';
 import type { JobPlan } from '../types.js';
-import { node, plan } from './builders.js';
+import { node, plan, seeded } from './builders.js';
 
 describe('joinGroup', () => {
   it('agrees with fitOnNode whenever no free devices are used', () => {
-    let seed = 7;
-    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const pick = (n: number) => Math.floor(rand() * n);
+    const { rand, pick } = seeded(7);
     let shared = 0;
     let none = 0;
     for (let trial = 0; trial < 200; trial++) {
