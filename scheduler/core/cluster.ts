@@ -123,8 +123,7 @@ export class PoolModel {
    * in device order, and their widths: kept with the occupants, so a job looking for a group to
    * join passes over a node without one of its width at the cost of a lookup.
    */
-  private readonly wholeGroups = new Map<string, Slot[][]>();
-  private readonly groupWidths = new Map<string, Set<number>>();
+  private readonly wholeGroups = new Map<string, { groups: Slot[][]; widths: Set<number> }>();
 
   private refreshFree(nodeId: string, groupsKept = false): void {
     const slots = this.slots.get(nodeId) ?? [];
@@ -142,15 +141,12 @@ export class PoolModel {
 
   /** Worked out when first asked for after a change (most changes are followed by more). */
   private groupsOf(nodeId: string): { groups: Slot[][]; widths: Set<number> } {
-    let groups = this.wholeGroups.get(nodeId);
-    if (!groups) {
-      this.findGroups(nodeId, this.slots.get(nodeId) ?? []);
-      groups = this.wholeGroups.get(nodeId)!;
-    }
-    return { groups, widths: this.groupWidths.get(nodeId)! };
+    let found = this.wholeGroups.get(nodeId);
+    if (!found) this.wholeGroups.set(nodeId, (found = this.findGroups(this.slots.get(nodeId) ?? [])));
+    return found;
   }
 
-  private findGroups(nodeId: string, slots: readonly Slot[]): void {
+  private findGroups(slots: readonly Slot[]): { groups: Slot[][]; widths: Set<number> } {
     const byJobs = new Map<string, Slot[]>();
     const held = new Map<string, number>();
     for (const s of slots) {
@@ -168,8 +164,7 @@ export class PoolModel {
         groups.push(g);
         widths.add(g.length);
       }
-    this.wholeGroups.set(nodeId, groups);
-    this.groupWidths.set(nodeId, widths);
+    return { groups, widths };
   }
 
   /**
@@ -205,7 +200,7 @@ export class PoolModel {
   add(nodeId: string, devices: readonly number[], o: Occupant): void {
     const added = this.slotsOf(nodeId, devices);
     // A job joining a whole group takes all of it: the node's groups stay as they were.
-    const group = this.wholeGroups.get(nodeId)?.find((g) => g.includes(added[0]!));
+    const group = this.wholeGroups.get(nodeId)?.groups.find((g) => g.includes(added[0]!));
     const joinsWhole =
       group !== undefined && group.length === added.length && added.every((s) => group.includes(s));
     for (const s of added) {
@@ -321,10 +316,7 @@ export class PoolModel {
       const groups = new Map<string, typeof usable>();
       for (const u of usable) {
         if (!u.occupied) continue;
-        const key = u.others
-          .map((o) => o.jobId)
-          .sort()
-          .join('\n');
+        const key = occupantsKey(u.others);
         groups.set(key, [...(groups.get(key) ?? []), u]);
       }
       let best: typeof usable | null = null;

@@ -75,17 +75,14 @@ export function findVictims(
     return s;
   };
 
-  const claimable = (s: Slot, jobId: string) => claimableBy(ctx, s, jobId);
-  const leavingOn = (slots: readonly Slot[]) => leavingJobsOn(ctx, slots);
-
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   for (const [nodeId, slots] of model.slots) {
     // One victim is the fewest a job that did not fit can need: no later node can do better.
     if (best && best.victims.length <= 1) break;
     // A bound before building anything: could the job fit with every leaving job and every allowed
     // victim gone? Most nodes of a busy pool could not.
-    if (!couldFit(slots, plan, need, policy, (s, id) => claimable(s, id) || hasReason(id))) continue;
-    const exclude = new Set<string>(leavingOn(slots));
+    if (!couldFit(slots, plan, need, policy, (s, id) => claimableBy(ctx, s, id) || hasReason(id))) continue;
+    const exclude = new Set<string>(leavingJobsOn(ctx, slots));
     const onNode = new Map<string, RunningJob>();
     for (const s of slots)
       for (const o of s.occupants) {
