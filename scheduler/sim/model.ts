@@ -21,6 +21,15 @@ export interface TenantSpec {
 }
 
 /**
+ * The quotas of a workload that has none (the Philly trace has none; the synthetic tenants are
+ * given none): limits no run reaches. Not the cluster's size: time-sharing counts a device once
+ * for each job on it, so a quota of the cluster's size held a lone tenant's jobs to one per device
+ * (Philly seed 2: its only two tenants' jobs waited with reason `quota` beside devices a job of
+ * theirs could have shared).
+ */
+export const NO_QUOTA = { maxConcurrentDevices: 1e6, deviceHoursPerMonth: 1e6 } as const;
+
+/**
  * One RL step: `turns` rounds of generation (held) each followed by environment latency (idle),
  * then reward/verifier time (idle), training (held) and the weight sync (held). Generation lasts
  * until its longest sequence ends: completion lengths are lognormal with `tailSigma`, so most of a

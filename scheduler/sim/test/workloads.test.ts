@@ -1,10 +1,13 @@
-// Workload sources: files are checked as read, the replay skips itself without the trace, and a
-// seed reproduces a workload exactly.
+// Workload sources: files are checked as read, the replay skips itself without the trace, a seed
+// reproduces a workload exactly, and a workload without quotas never makes a job wait on one.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { defaultPolicy } from '../../core/policy.js';
+import { simulate } from '../engine.js';
+import { stepFigures } from '../model.js';
 import { fileWorkload } from '../workloads/file.js';
 import { phillyWorkload } from '../workloads/philly.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
@@ -40,5 +43,28 @@ describe('simulator workloads', () => {
     const a = JSON.stringify(syntheticWorkload({ seed: 5 }));
     assert.equal(JSON.stringify(syntheticWorkload({ seed: 5 })), a);
     assert.notEqual(JSON.stringify(syntheticWorkload({ seed: 6 })), a);
+  });
+
+  it('gives no quota that binds: time-shared jobs of one tenant are not held to one per device', () => {
+    // One tenant's jobs, each idle half of every step, on one node: with time-sharing they pair up
+    // and hold more device slots than the node has devices; a quota of the cluster's size stopped that.
+    const w = syntheticWorkload({ seed: 3, nodes: 1, arrivalHours: 1, overload: 2 });
+    for (const j of w.jobs) {
+      j.tenant = 'lab-a';
+      j.recurring = true;
+      j.shape = { ...j.shape, rewardSeconds: j.shape.rewardSeconds + stepFigures(j.shape).held };
+    }
+    let quotaWaits = 0;
+    let maxSlots = 0;
+    simulate(w, defaultPolicy, {
+      seed: 3,
+      observe: (snapshot, decisions) => {
+        quotaWaits += decisions.queue.filter((q) => q.waitReason === 'quota').length;
+        const slots = [...snapshot.running, ...decisions.place].reduce((n, j) => n + j.devices.length, 0);
+        maxSlots = Math.max(maxSlots, slots);
+      },
+    });
+    assert.ok(maxSlots > 8, `one tenant held at most ${maxSlots} device slots on 8 devices`);
+    assert.equal(quotaWaits, 0);
   });
 });

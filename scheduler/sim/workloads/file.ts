@@ -4,7 +4,7 @@
  * rl-job rules turn into RL jobs on a cluster given by flags. Both are checked as they are read.
  */
 import { readFileSync } from 'node:fs';
-import { GiB, type SimWorkload } from '../model.js';
+import { GiB, NO_QUOTA, type SimWorkload } from '../model.js';
 import { Rng } from '../rng.js';
 import { rlJob } from './rl-job.js';
 
@@ -45,7 +45,7 @@ export function fileWorkload(path: string, seed: number, nodes = 4): SimWorkload
   });
   const tenants = [...new Set(jobs.map((j) => j.tenant))]
     .sort()
-    .map((id) => ({ id, weight: 1, maxConcurrentDevices: nodes * 8, deviceHoursPerMonth: 1e6 }));
+    .map((id) => ({ id, weight: 1, ...NO_QUOTA }));
   return {
     name: path,
     cluster: { nodes, devicesPerNode: 8, deviceMemoryBytes: 80 * GiB, hostMemoryBytes: 2048 * GiB },

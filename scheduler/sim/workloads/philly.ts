@@ -13,7 +13,7 @@
  *   - half the jobs are recurring (see synthetic.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { GiB, type SimWorkload } from '../model.js';
+import { GiB, NO_QUOTA, type SimWorkload } from '../model.js';
 import { Rng } from '../rng.js';
 import { rlJob } from './rl-job.js';
 
@@ -83,8 +83,7 @@ export function phillyWorkload(o: PhillyOptions): SimWorkload | null {
   const tenants = [...new Set(jobs.map((j) => j.tenant))].sort().map((id) => ({
     id,
     weight: 1,
-    maxConcurrentDevices: nodes * 8,
-    deviceHoursPerMonth: 1e6,
+    ...NO_QUOTA,
   }));
   return {
     name: `Philly window (seed ${o.seed}: jobs ${start}–${start + count - 1} of ${all.length})`,

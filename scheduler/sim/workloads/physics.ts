@@ -4,7 +4,7 @@
  * horizon. No tail, no randomness: the only thing that differs between policies is whether idle
  * time gets filled, and what the switches cost.
  */
-import { GB, GiB, type SimWorkload } from '../model.js';
+import { GB, GiB, NO_QUOTA, type SimWorkload } from '../model.js';
 
 export const PHYSICS_STEP_SECONDS = 120;
 
@@ -22,7 +22,7 @@ export function physicsWorkload(
   return {
     name: `physics f=${idleFraction}`,
     cluster: { nodes, devicesPerNode: 8, deviceMemoryBytes: 80 * GiB, hostMemoryBytes: 2048 * GiB },
-    tenants: [{ id: 'physics', weight: 1, maxConcurrentDevices: 1e6, deviceHoursPerMonth: 1e9 }],
+    tenants: [{ id: 'physics', weight: 1, ...NO_QUOTA }],
     horizonSeconds: hours * 3600,
     jobs: Array.from({ length: count }, (_, i) => ({
       id: `p${i}`,

@@ -6,7 +6,7 @@
  * Half the submissions repeat a workload their tenant ran before (a sweep, a resumed project) and
  * carry its profile; the rest are new and start from the planner's prior.
  */
-import { GiB, type SimWorkload, type TenantSpec } from '../model.js';
+import { GiB, NO_QUOTA, type SimWorkload, type TenantSpec } from '../model.js';
 import { Rng } from '../rng.js';
 import { rlJob } from './rl-job.js';
 
@@ -43,8 +43,7 @@ export function syntheticWorkload(o: SyntheticOptions): SimWorkload {
   const tenants: TenantSpec[] = TENANTS.map((t) => ({
     id: t.id,
     weight: t.weight,
-    maxConcurrentDevices: devices,
-    deviceHoursPerMonth: 1e6,
+    ...NO_QUOTA,
   }));
   const jobs = [];
   for (const t of TENANTS) {
