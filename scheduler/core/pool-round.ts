@@ -4,7 +4,7 @@
  * what may preempt, say why the rest waits, let placed jobs grow into devices nobody waits for,
  * and estimate every waiting job's start.
  */
-import { PoolModel } from './cluster.js';
+import { PoolModel, switchFraction } from './cluster.js';
 import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
@@ -223,6 +223,15 @@ export function schedulePool(
       wait(blockedReason(blockedBy));
       continue;
     }
+    // A split the planner found fastest alone may cost more device time than sharing: an `auto`
+    // job joins a time-share group with its temporal plan when one takes it and that plan wants
+    // less of the devices' time per step.
+    const temporal = policy.timeSharing ? cheaperTemporalPlan(job, plan, threadsPerDevice) : null;
+    const joined = temporal && !missed(temporal) ? findPlacement(model, temporal, policy) : null;
+    if (temporal && joined && joined.shared > 0) {
+      place(job, temporal, joined.nodeId, joined.devices, joined.shared);
+      continue;
+    }
     const fit = missed(plan) ? null : findPlacement(model, plan, policy);
     if (fit) {
       place(job, plan, fit.nodeId, fit.devices, fit.shared);
@@ -315,6 +324,27 @@ export function schedulePool(
         devices: u.devices,
         demand: u.demand,
       });
+}
+
+/**
+ * An `auto` job's temporal plan on the same devices, when it wants less device time per step in a
+ * time-share group (step × (busy + switch share)) than the split the planner chose: a streaming
+ * generator is busy all the time and takes no partner, while a temporal job's idle time is a
+ * partner's. Under saturation on 16 nodes the planner's splits made Timeshare 0.986× its
+ * temporal-only self (3 seeds); joining groups this way instead gave 1.001× (docs/planner.md).
+ */
+function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: number): JobPlan | null {
+  if (plan.mode === 'temporal' || job.workload.mode !== 'auto') return null;
+  const temporal = planJob({
+    workload: { ...job.workload, mode: 'temporal' },
+    devices: plan.devicesMin,
+    maxDevices: plan.devicesMin,
+    memoryPerDeviceBytes: job.memoryPerDeviceBytes,
+    profile: job.profile,
+    threadsPerDevice: Number.isFinite(threadsPerDevice) ? threadsPerDevice : 1,
+  });
+  const cost = (p: JobPlan) => p.stepSeconds * (p.busyFraction + switchFraction(p));
+  return temporal.devicesMin === plan.devicesMin && cost(temporal) < cost(plan) ? temporal : null;
 }
 
 /** The earliest time (ms) `count` devices of one node are predicted free, from their jobs' predicted ends. */

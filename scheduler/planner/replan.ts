@@ -62,6 +62,13 @@ export interface ReplanDecision {
   remainingSteps: number;
   predictedGainSeconds: number;
   moveCostSeconds: number;
+  /**
+   * `decline` only: why. `does_not_pay`: the gain over the remaining steps is no more than the
+   * move's cost. `shared_devices`: the new plan would not fit the job's devices beside the jobs that
+   * share them in time (its load or memory over the group's bounds), so it could not come back to
+   * them; moving it would send it to the back of the queue instead.
+   */
+  reason?: 'does_not_pay' | 'shared_devices';
   /** `measured` only: the step time in the new placement and the gain it gives over the remaining steps. */
   measuredStepSeconds?: number;
   measuredGainSeconds?: number;
@@ -107,6 +114,7 @@ export function considerReplan(
   input: ReplanInput,
   policy: Policy,
   now: number,
+  fitsItsDevices: (plan: JobPlan) => boolean = () => true,
 ): ReplanDecision | null {
   if (job.preemptRequestedAt !== null || input.workload.mode !== 'auto') return null;
   const remainingSteps = Math.max(0, job.steps - job.stepsDone);
@@ -163,9 +171,11 @@ export function considerReplan(
     job.plan.switchSeconds +
     policy.restartSeconds;
   const pays = predictedGainSeconds > moveCostSeconds;
+  const fits = fitsItsDevices(best);
   return {
     ...base,
-    kind: pays ? 'move' : 'decline',
+    kind: pays && fits ? 'move' : 'decline',
+    ...(pays && fits ? {} : { reason: pays ? 'shared_devices' : 'does_not_pay' }),
     // The whole step (off-device time included), as `before` and the measured step are.
     predictedStepSeconds: after,
     beforeStepSeconds: before,

@@ -1,7 +1,8 @@
 /**
  * Re-planning in the round (schedule(), pure): a running `auto` job whose profile now favours
  * another plan is moved only when the predicted gain over its remaining steps beats the move's
- * cost, in place (its devices come back to it first, so also where others wait); each decision is
+ * cost, in place (its devices come back to it first, so also where others wait), and only to a plan
+ * those devices can take back beside the jobs sharing them; each decision is
  * recorded once per shift of the prediction; after a move the measured gain is recorded once the
  * new placement has run 5 steps.
  */
@@ -78,8 +79,42 @@ describe('re-planning', () => {
   it('declines, and records it, when the job is too close to its end for the move to pay', () => {
     const d = round(job({ stepsDone: 999 }));
     assert.equal(d.replan[0]?.kind, 'decline');
+    assert.equal(d.replan[0]!.reason, 'does_not_pay');
     assert.ok(d.replan[0]!.predictedGainSeconds <= d.replan[0]!.moveCostSeconds);
     assert.equal(d.preempt.length, 0);
+  });
+
+  it('declines a move its devices could not take back beside the job sharing them in time', () => {
+    // The new plan is busier (96% of each step on its devices): beside a partner busy 70% of its
+    // steps the group would want 1.67 of the devices' time, over the 1.6 bound, so the job could
+    // not come back to them and would lose its devices and its place instead.
+    const beside = (busyFraction: number) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 2)],
+          tenants: [tenant('a'), tenant('b')],
+          running: [
+            job(),
+            running('p', 'b', 'n1', [0, 1], {
+              plan: plan({ devicesMin: 2, busyFraction, switchSeconds: 0 }),
+            }),
+          ],
+          queued: [],
+        }),
+        defaultPolicy,
+        T0,
+      );
+    const busy = beside(0.7);
+    assert.equal(busy.replan[0]?.kind, 'decline');
+    assert.equal(busy.replan[0]!.reason, 'shared_devices');
+    assert.ok(busy.replan[0]!.predictedGainSeconds > busy.replan[0]!.moveCostSeconds, 'it would pay');
+    assert.equal(busy.preempt.length, 0);
+    const light = beside(0.5);
+    assert.equal(light.replan[0]?.kind, 'move');
+    assert.deepEqual(
+      light.preempt.map((p) => [p.jobId, p.reason]),
+      [['r', 'replan']],
+    );
   });
 
   it('moves a job in place while others wait: nobody claims its devices, and they come back to it first', () => {
