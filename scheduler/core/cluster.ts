@@ -105,7 +105,13 @@ export class PoolModel {
 
   slotsOf(nodeId: string, devices: readonly number[]): Slot[] {
     const all = this.slots.get(nodeId) ?? [];
-    return devices.map((i) => all.find((s) => s.index === i)).filter((s): s is Slot => s !== undefined);
+    const out: Slot[] = [];
+    for (const i of devices) {
+      // Slots are in device order, and devices are usually numbered 0…n−1.
+      const slot = all[i]?.index === i ? all[i] : all.find((s) => s.index === i);
+      if (slot) out.push(slot);
+    }
+    return out;
   }
 
   private setFree(nodeId: string, count: number): void {
@@ -183,8 +189,10 @@ export class PoolModel {
     if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > slots[0]!.node.hostMemoryBytes) return null;
     let best: Slot[] | null = null;
     let bestLoad = Infinity;
-    for (const g of groups) {
-      if (g.length !== count || !g.every((s) => this.canJoin(s, plan))) continue;
+    // Loops, not callbacks: a round asks this of every open node for thousands of jobs.
+    for (let k = 0; k < groups.length; k++) {
+      const g = groups[k]!;
+      if (g.length !== count || !this.allCanJoin(g, plan)) continue;
       let load = 0;
       // Summed as fitOnNode sums it, so the same group wins.
       for (const s of g) load += s.busy + s.switching + plan.busyFraction + switchFraction(plan);
@@ -197,12 +205,23 @@ export class PoolModel {
     return { devices: best.map((s) => s.index), shared: count, cost: count * 1000 + bestLoad + free / 1000 };
   }
 
+  private allCanJoin(slots: readonly Slot[], plan: JobPlan): boolean {
+    for (let k = 0; k < slots.length; k++) if (!this.canJoin(slots[k]!, plan)) return false;
+    return true;
+  }
+
   add(nodeId: string, devices: readonly number[], o: Occupant): void {
     const added = this.slotsOf(nodeId, devices);
     // A job joining a whole group takes all of it: the node's groups stay as they were.
-    const group = this.wholeGroups.get(nodeId)?.groups.find((g) => g.includes(added[0]!));
-    const joinsWhole =
-      group !== undefined && group.length === added.length && added.every((s) => group.includes(s));
+    let joinsWhole = false;
+    const groups = this.wholeGroups.get(nodeId)?.groups;
+    if (groups && added.length > 0)
+      for (const g of groups) {
+        if (!g.includes(added[0]!)) continue;
+        joinsWhole = g.length === added.length;
+        for (const a of added) if (!g.includes(a)) joinsWhole = false;
+        break;
+      }
     for (const s of added) {
       s.occupants.push(o);
       s.busy += o.plan.busyFraction;

@@ -281,4 +281,31 @@ describe('planJob', () => {
     if (plan.mode !== 'temporal') assert.ok((big.parameters * 16 * 1.3) / plan.trainDevices <= 40e9);
     assert.ok(plan.trainDevices >= 3);
   });
+
+  it('serves the same frozen plan for the same inputs, and a fresh one when any input differs', () => {
+    const base = { ...input({ mode: 'hybrid', microBatches: 2 }), threadsPerDevice: 2 };
+    const plan = planJob(base);
+    assert.ok(Object.isFrozen(plan));
+    assert.equal(planJob({ ...base, workload: { ...base.workload } }), plan, 'equal inputs, new objects');
+    // Each input on its own: a cache keyed on fewer fields would hand back `plan` for one of these.
+    const variants = [
+      { ...base, workload: w({ mode: 'temporal', microBatches: 2 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 2, parameters: 800_000 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 2, promptsPerStep: 32 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 2, groupSize: 4 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 2, sequenceTokens: 20 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 4 }) },
+      { ...base, workload: w({ mode: 'hybrid', microBatches: 2, maxWeightLag: 0 }) },
+      { ...base, devices: 2 },
+      { ...base, maxDevices: 8 },
+      { ...base, memoryPerDeviceBytes: 2 ** 30 },
+      { ...base, threadsPerDevice: 4 },
+      { ...base, deviceMemoryBytes: 80e9 },
+      { ...base, split: { generate: 3, train: 1 } },
+      { ...base, profile: profiled(tailed(12)) },
+    ];
+    for (const v of variants) assert.notEqual(planJob(v), plan, JSON.stringify(v).slice(0, 120));
+    // The plan for a changed input is that input's own, whichever was asked first.
+    for (const v of variants) assert.deepEqual({ ...planJob(v) }, { ...planJob(structuredClone(v)) });
+  });
 });
