@@ -335,8 +335,9 @@ export function schedulePool(
  * An `auto` job's temporal plan on the same devices, when it wants less device time per step in a
  * time-share group (step × (busy + switch share)) than the split the planner chose: a streaming
  * generator is busy all the time and takes no partner, while a temporal job's idle time is a
- * partner's. Under saturation on 16 nodes the planner's splits made Timeshare 0.986× its
- * temporal-only self (3 seeds); joining groups this way instead gave 1.001× (docs/planner.md).
+ * partner's. Under saturation on 16 nodes the planner's splits made Timeshare 0.986× and 0.988×
+ * its temporal-only self (seeds 1–3 and 4–6); joining groups this way, 0.998× and 1.001×
+ * (docs/simulator.md, finding 10).
  */
 function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: number): JobPlan | null {
   if (plan.mode === 'temporal' || job.workload.mode !== 'auto') return null;

@@ -45,31 +45,30 @@ function planFitsDevices(
   leaving: ReadonlySet<string>,
 ): (job: RunningJob, plan: JobPlan) => boolean {
   // Built on the first question: most rounds re-plan nobody.
-  let on: Map<string, { id: string; plan: JobPlan }[]> | null = null;
-  let memory: Map<string, number> | null = null;
+  let index: { on: Map<string, { id: string; plan: JobPlan }[]>; memory: Map<string, number> } | null = null;
   const build = () => {
-    const m = new Map<string, { id: string; plan: JobPlan }[]>();
+    const on = new Map<string, { id: string; plan: JobPlan }[]>();
     const add = (nodeId: string, devices: readonly number[], id: string, plan: JobPlan) => {
       for (const d of devices) {
         const k = `${nodeId}/${d}`;
-        const list = m.get(k);
+        const list = on.get(k);
         if (list) list.push({ id, plan });
-        else m.set(k, [{ id, plan }]);
+        else on.set(k, [{ id, plan }]);
       }
     };
     for (const r of pool.running)
       if (r.preemptRequestedAt === null && !leaving.has(r.id)) add(r.nodeId, r.devices, r.id, r.plan);
     for (const p of out.place) add(p.nodeId, p.devices, p.jobId, p.plan);
-    memory = new Map();
+    const memory = new Map<string, number>();
     for (const n of pool.nodes) for (const d of n.devices) memory.set(`${n.id}/${d.index}`, d.memoryBytes);
-    return m;
+    return { on, memory };
   };
   return (job, plan) => {
-    on ??= build();
+    const { on, memory } = (index ??= build());
     return job.devices.every((d) => {
       const k = `${job.nodeId}/${d}`;
-      if (plan.deviceBytes > (memory!.get(k) ?? 0)) return false;
-      const others = (on!.get(k) ?? []).filter((o) => o.id !== job.id).map((o) => o.plan);
+      if (plan.deviceBytes > (memory.get(k) ?? 0)) return false;
+      const others = (on.get(k) ?? []).filter((o) => o.id !== job.id).map((o) => o.plan);
       if (others.length === 0) return true;
       const group = [...others, plan];
       return (

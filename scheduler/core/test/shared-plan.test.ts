@@ -14,7 +14,7 @@ import { T0, node, plan, queued, running, snapshot, tenant, workload } from './b
 
 const w = workload({ mode: 'auto', microBatches: 1, maxWeightLag: 1 });
 
-/** Six profiled steps of 1 s on 2 devices: generation `gen` s (a third of it stragglers), training `train` s. */
+/** Six profiled steps of 1 s on 2 devices: generation `gen` s (30% of it stragglers), training `train` s. */
 function measured(gen: number, train: number): ProfileSummary {
   const stage = (name: string, devices: number, seconds: number, occupancy?: number) => ({
     stage: name,
