@@ -50,6 +50,18 @@ export function groupSwitchShare(plans: readonly JobPlan[]): number {
   return s / Math.max(1, deviceLoad(plans));
 }
 
+/**
+ * Whether a device whose other jobs have these plans may take one more (the jobs-per-device, load
+ * and switch bounds of the header; memory is the caller's): the one rule for the round's model and
+ * for re-planning a running job on its own devices.
+ */
+export function groupAdmits(policy: Policy, others: readonly JobPlan[], plan: JobPlan): boolean {
+  if (others.length === 0) return true;
+  if (!policy.timeSharing || others.length + 1 > policy.maxJobsPerDevice) return false;
+  const plans = [...others, plan];
+  return deviceLoad(plans) <= policy.maxGroupLoad && groupSwitchShare(plans) <= policy.maxSwitchFraction;
+}
+
 /** The same string for the same set of jobs, whatever their order on the device. */
 function occupantsKey(occupants: readonly Occupant[]): string {
   if (occupants.length === 1) return occupants[0]!.jobId;
@@ -277,14 +289,8 @@ export class PoolModel {
       const sw = (slot.switching + switchFraction(plan)) / Math.max(1, load);
       return load <= this.policy.maxGroupLoad && sw <= this.policy.maxSwitchFraction;
     }
-    const others = exclude ? slot.occupants.filter((o) => !exclude.has(o.jobId)) : slot.occupants;
-    if (others.length === 0) return true;
-    if (!this.policy.timeSharing || others.length + 1 > this.policy.maxJobsPerDevice) return false;
-    const plans = [...others.map((o) => o.plan), plan];
-    return (
-      deviceLoad(plans) <= this.policy.maxGroupLoad &&
-      groupSwitchShare(plans) <= this.policy.maxSwitchFraction
-    );
+    const others = slot.occupants.filter((o) => !exclude.has(o.jobId)).map((o) => o.plan);
+    return groupAdmits(this.policy, others, plan);
   }
 
   /**

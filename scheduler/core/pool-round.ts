@@ -94,9 +94,9 @@ export function schedulePool(
   }
   const plans = new Map<string, JobPlan>();
   // The prior prices a device by its threads; the pool's least-threaded device is what a job may get.
-  let threadsPerDevice = Infinity;
-  for (const n of input.nodes)
-    for (const d of n.devices) threadsPerDevice = Math.min(threadsPerDevice, d.threads);
+  let leastThreads = Infinity;
+  for (const n of input.nodes) for (const d of n.devices) leastThreads = Math.min(leastThreads, d.threads);
+  const threadsPerDevice = Number.isFinite(leastThreads) ? leastThreads : 1;
   for (const j of input.queued) {
     const cap = tenants.get(j.tenantId)?.maxDevicesPerJob ?? j.maxDevices;
     const plan = planJob({
@@ -105,7 +105,7 @@ export function schedulePool(
       maxDevices: Math.min(j.maxDevices, Math.max(j.devices, cap)),
       memoryPerDeviceBytes: j.memoryPerDeviceBytes,
       profile: j.profile,
-      threadsPerDevice: Number.isFinite(threadsPerDevice) ? threadsPerDevice : 1,
+      threadsPerDevice,
     });
     plans.set(j.id, plan);
     fair.of(j.tenantId).demand += plan.devicesMin;
@@ -347,7 +347,7 @@ function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: nu
     maxDevices: plan.devicesMin,
     memoryPerDeviceBytes: job.memoryPerDeviceBytes,
     profile: job.profile,
-    threadsPerDevice: Number.isFinite(threadsPerDevice) ? threadsPerDevice : 1,
+    threadsPerDevice,
   });
   const cost = (p: JobPlan) => p.stepSeconds * (p.busyFraction + switchFraction(p));
   return temporal.devicesMin === plan.devicesMin && cost(temporal) < cost(plan) ? temporal : null;

@@ -12,7 +12,7 @@
  *      profiled steps there (`job.plan_fitted`), re-planning on or off.
  */
 import { returnsTo, schedulePool, type PoolInput } from './pool-round.js';
-import { deviceLoad, groupSwitchShare } from './cluster.js';
+import { groupAdmits } from './cluster.js';
 import type { Decisions, JobPlan, Policy, RunningJob, Snapshot } from './types.js';
 import { considerFitted, considerReplan } from '../planner/replan.js';
 
@@ -33,8 +33,8 @@ function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: numbe
 
 /**
  * Whether a running job could take its own devices again with another plan, beside the jobs that
- * stay on them (running and not leaving, or placed this round): the time-share group's bounds, as
- * `PoolModel.canJoin` keeps them. A move in place comes back only where it fits (pool-round.ts
+ * stay on them (running and not leaving, or placed this round): the time-share group's bounds
+ * (`groupAdmits`, as `PoolModel.canJoin` keeps them). A move in place comes back only where it fits (pool-round.ts
  * `returnFit`); one that does not loses its devices and its place. In the simulator 2 of 33 moves
  * did so, one of them waiting 3 hours to start again.
  */
@@ -69,14 +69,7 @@ function planFitsDevices(
       const k = `${job.nodeId}/${d}`;
       if (plan.deviceBytes > (memory.get(k) ?? 0)) return false;
       const others = (on.get(k) ?? []).filter((o) => o.id !== job.id).map((o) => o.plan);
-      if (others.length === 0) return true;
-      const group = [...others, plan];
-      return (
-        policy.timeSharing &&
-        group.length <= policy.maxJobsPerDevice &&
-        deviceLoad(group) <= policy.maxGroupLoad &&
-        groupSwitchShare(group) <= policy.maxSwitchFraction
-      );
+      return groupAdmits(policy, others, plan);
     });
   };
 }
