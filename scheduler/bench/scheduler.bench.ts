@@ -9,7 +9,7 @@
  *      identical database in the same run: placements per second, side by side.
  */
 import pg from 'pg';
-import { createTestDatabase } from '../../test/helpers/database.js';
+import { createTestDatabase, dropIdleTemplates } from '../../test/helpers/database.js';
 import { percentile } from '../../test/bench/stats.js';
 import { defaultPolicy } from '../core/policy.js';
 import { schedule } from '../core/schedule.js';
@@ -134,6 +134,7 @@ async function main(): Promise<void> {
     await poolB.end();
     await dbA.drop();
     await dbB.drop();
+    await dropIdleTemplates();
   }
 }
 

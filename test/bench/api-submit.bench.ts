@@ -7,7 +7,7 @@
 import { Queue } from 'bullmq';
 import { Pool } from 'undici';
 import { apiNodeFlags } from '../../api/node-flags.js';
-import { createTestDatabase } from '../helpers/database.js';
+import { createTestDatabase, dropIdleTemplates } from '../helpers/database.js';
 import { deleteKeys, testPrefix, testRedisUrl } from '../helpers/redis.js';
 import { testEnv } from '../helpers/api-harness.js';
 import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';
@@ -215,6 +215,7 @@ async function main() {
     await api.kill('SIGTERM');
     await queue.close();
     await db.drop();
+    await dropIdleTemplates();
     await deleteKeys(prefix);
     await pool?.close();
   }

@@ -69,3 +69,20 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/**
+ * Drops the migrated templates once no test database is left to clone from them: what a benchmark
+ * calls when it is done with its databases. (The test runner, `scripts/run-tests.mjs`, plain
+ * JavaScript that cannot import this file, keeps the same rule for a test run.)
+ */
+export async function dropIdleTemplates(): Promise<void> {
+  await admin(async (c) => {
+    const busy = await c.query(`SELECT 1 FROM pg_database WHERE datname LIKE 'timeshare\\_test\\_%' LIMIT 1`);
+    if (busy.rows.length) return;
+    const templates = await c.query(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'timeshare\\_tmpl\\_%'`,
+    );
+    for (const { datname } of templates.rows as { datname: string }[])
+      await c.query(`DROP DATABASE IF EXISTS "${datname}"`);
+  });
+}
