@@ -30,6 +30,13 @@ export const MODELLED_STAGES = new Set(['generate', 'train']);
  * samples start after them.
  */
 export const WARMUP_STEPS = 2;
+/**
+ * The cost model fits each stage shape (stage, batch, devices) from its most recent this many
+ * profiled steps: an RL job's completions lengthen as it learns, and a fit over every step it ever
+ * ran would follow the shift only once the shifted steps outnumbered the earlier ones. A shape the
+ * job no longer runs keeps its last window, so the fit still sees more than one device count.
+ */
+export const PROFILE_WINDOW_STEPS = 16;
 /** Calls slower than this many times the median (a first step's cold caches, a checkpoint) are not the stage's cost. */
 export const OUTLIER_FACTOR = 3;
 
@@ -54,14 +61,19 @@ export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
     g.push(r);
     groups.set(key, g);
   }
-  return [...groups.values()].map((g) => ({
-    stage: g[0]!.stage,
-    batch: g[0]!.batch,
-    devices: g[0]!.devices,
-    computeSeconds: trimmedMean(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
-    switchSeconds: trimmedMean(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
-    count: g.length,
-  }));
+  return [...groups.values()].map((all) => {
+    const recent = [...new Set(all.map((r) => r.step!))].sort((a, b) => b - a).slice(0, PROFILE_WINDOW_STEPS);
+    const from = recent[recent.length - 1]!;
+    const g = all.filter((r) => r.step! >= from);
+    return {
+      stage: g[0]!.stage,
+      batch: g[0]!.batch,
+      devices: g[0]!.devices,
+      computeSeconds: trimmedMean(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
+      switchSeconds: trimmedMean(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
+      count: g.length,
+    };
+  });
 }
 
 /**

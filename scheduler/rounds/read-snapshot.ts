@@ -23,7 +23,7 @@ import {
   type ReplanInput,
   type ReplanKind,
 } from '../planner/replan.js';
-import { OUTLIER_FACTOR, WARMUP_STEPS } from '../planner/profile-summary.js';
+import { OUTLIER_FACTOR, PROFILE_WINDOW_STEPS, WARMUP_STEPS } from '../planner/profile-summary.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -184,8 +184,9 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           )
         : { rows: [] },
       // The cost model's samples per stage and shape: means of the calls within 3× the median
-      // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not;
-      // the job's warm-up steps left out (profile-summary.ts `stageSamples` does the same).
+      // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not,
+      // over each shape's most recent steps; the job's warm-up steps left out (profile-summary.ts
+      // `stageSamples` does the same).
       profiled.length
         ? pool.query(
             `WITH r AS (
@@ -196,9 +197,14 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                FROM stage_profiles
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
                 AND batch > 0 AND devices > 0
+           ), w AS (
+             -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS); each
+             -- shape is fitted from its most recent steps (PROFILE_WINDOW_STEPS).
+             SELECT job_id, stage, batch, devices, compute, switching,
+                    dense_rank() OVER (PARTITION BY job_id, stage, batch, devices ORDER BY step DESC) AS recent
+               FROM r WHERE step >= first + $3
            ), p AS (
-             -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS).
-             SELECT job_id, stage, batch, devices, compute, switching FROM r WHERE step >= first + $3
+             SELECT job_id, stage, batch, devices, compute, switching FROM w WHERE recent <= $4
            ), m AS (
              SELECT job_id, stage, batch, devices,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
@@ -210,7 +216,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                   coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching
              FROM p JOIN m USING (job_id, stage, batch, devices)
             GROUP BY p.job_id, p.stage, p.batch, p.devices`,
-            [profiled, OUTLIER_FACTOR, WARMUP_STEPS],
+            [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS],
           )
         : { rows: [] },
       // Re-planning: each running job's latest decision.

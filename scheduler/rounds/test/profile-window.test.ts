@@ -1,0 +1,102 @@
+// The cost model's samples as the round reads them from PostgreSQL are the ones profile-summary.ts
+// computes from the same rows (the two homes of one rule): warm-up left out, calls past 3× the
+// median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { PROFILE_WINDOW_STEPS, stageSamples, type ProfileRow } from '../../planner/profile-summary.js';
+import { readSnapshot } from '../read-snapshot.js';
+import { tenantPoolNode, useRoundDatabase } from './round-db.js';
+
+const db = useRoundDatabase();
+
+it('reads each stage shape from its most recent steps, as stageSamples computes them', async () => {
+  const pool = db.pool();
+  const { tenantId, pool: poolName, nodeId } = await tenantPoolNode(pool);
+  const spec = {
+    resources: { devices: 4 },
+    workflow: {
+      mode: 'auto',
+      steps: 1000,
+      promptsPerStep: 64,
+      groupSize: 8,
+      task: { name: 'addition', digits: 2 },
+    },
+  };
+  // Requeued after a run: a queued job carries its profile into the round.
+  const j = await pool.query(
+    `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, attempts, requeue_reason)
+     VALUES ($1, 'j', $2, 'queued', $3, 4, 1, 'preempted') RETURNING id`,
+    [tenantId, spec, poolName],
+  );
+  const id = j.rows[0].id as string;
+  // Steps 1–30 on 2 devices, 31–60 on 4; generation slows from step 45 (longer completions); one
+  // training call stalls (a checkpoint), and a spatial-like step makes two generation calls.
+  const rows: ProfileRow[] = [];
+  for (let step = 1; step <= 60; step++) {
+    const devices = step <= 30 ? 2 : 4;
+    const gen = (step >= 45 ? 2 : 1) * (devices === 2 ? 1 : 0.6);
+    const calls = step % 7 === 0 ? 2 : 1;
+    for (let c = 0; c < calls; c++)
+      rows.push({
+        stage: 'generate',
+        step,
+        seconds: gen + c * 0.01,
+        batch: 512,
+        devices,
+        peakBytes: 1e6,
+        onloadSeconds: 0.02,
+        offloadSeconds: 0.01,
+      });
+    rows.push({
+      stage: 'train',
+      step,
+      seconds: step === 58 ? 30 : 3 / devices,
+      batch: 512,
+      devices,
+      peakBytes: 1e6,
+      onloadSeconds: 0.05,
+      offloadSeconds: 0.05,
+    });
+  }
+  for (const r of rows)
+    await pool.query(
+      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        id,
+        nodeId,
+        r.stage,
+        r.step,
+        r.seconds,
+        r.batch,
+        r.devices,
+        r.peakBytes,
+        r.onloadSeconds,
+        r.offloadSeconds,
+      ],
+    );
+
+  const read = await readSnapshot(pool, 60_000);
+  const queued = read.snapshot.queued.find((q) => q.id === id)!;
+  const key = (s: { stage: string; devices: number; batch: number }) => `${s.stage}|${s.devices}|${s.batch}`;
+  const fromSql = [...queued.profile!.stages!].sort((a, b) => key(a).localeCompare(key(b)));
+  const expected = stageSamples(rows).sort((a, b) => key(a).localeCompare(key(b)));
+  assert.deepEqual(
+    fromSql.map((s) => key(s)),
+    expected.map((s) => key(s)),
+  );
+  for (const [i, s] of fromSql.entries()) {
+    const e = expected[i]!;
+    assert.equal(s.count, e.count, key(s));
+    assert.ok(
+      Math.abs(s.computeSeconds - e.computeSeconds) < 1e-9,
+      `${key(s)}: ${s.computeSeconds} vs ${e.computeSeconds}`,
+    );
+    assert.ok(Math.abs(s.switchSeconds - e.switchSeconds) < 1e-9, key(s));
+  }
+  // The window, as figures: 4-device generation over steps 45–60 alone, the slowed pace (1.2 s less
+  // 0.03 s of switching), two of them (49, 56) with a second call 0.01 s longer.
+  const gen4 = fromSql.find((s) => s.stage === 'generate' && s.devices === 4)!;
+  assert.equal(gen4.count, PROFILE_WINDOW_STEPS + 2);
+  assert.ok(Math.abs(gen4.computeSeconds - (1.17 + 0.02 / gen4.count)) < 1e-9, String(gen4.computeSeconds));
+});
