@@ -15,7 +15,7 @@ import { JobRun } from './job-run.js';
 import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
 import { Recorder } from './recorder.js';
 import { Rng } from './rng.js';
-import { buildSnapshot, simNodes, toMs, type TenantUsage } from './snapshot.js';
+import { buildSnapshot, fromMs, simNodes, toMs, type TenantUsage } from './snapshot.js';
 
 export interface SimResult {
   workload: SimWorkload;
@@ -118,6 +118,9 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     const d = schedule(snapshot, policy, toMs(now));
     rec.roundWallMs.push(performance.now() - started);
     rec.sharesAt(now, d.shares);
+    for (const e of d.queue)
+      if (!rec.firstEstimate.has(e.jobId) && byId.get(e.jobId)!.attempts === 0)
+        rec.firstEstimate.set(e.jobId, e.estimatedStartAt === null ? null : fromMs(e.estimatedStartAt));
     opts.observe?.(snapshot, d, now);
     apply(d, now);
     checkInvariants();

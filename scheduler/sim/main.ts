@@ -19,6 +19,7 @@ import { PRIOR_IDLE_FRACTION } from '../planner/plan-job.js';
 import { simulate } from './engine.js';
 import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
 import {
+  estimateTable,
   headlineVerdicts,
   losses,
   meanInterval,
@@ -114,6 +115,10 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   out(table(rows));
   out();
   out(tenantTable(rows));
+  out();
+  out('Estimated start, as the first round a job waited through showed it, against its actual start:');
+  out();
+  out(estimateTable(rows));
   out();
   const [fifo, kueue, temporal, ts] = rows as [Summary, Summary, Summary, Summary];
   const v = headlineVerdicts(fifo, kueue, ts);

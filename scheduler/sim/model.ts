@@ -30,6 +30,18 @@ export interface TenantSpec {
 export const NO_QUOTA = { maxConcurrentDevices: 1e6, deviceHoursPerMonth: 1e6 } as const;
 
 /**
+ * A simulated device's speed in the planner prior's units (engine threads: the prior's per-token,
+ * per-parameter figures were measured on one CPU thread of the engine). The rl-job rules draw GPU
+ * step times, which the prior at one thread put 273–430× too long (geometric mean per workload,
+ * seeds 1–5 and the physics check's cold jobs; 385 over every synthetic and Philly job): a new
+ * job's predicted run time (backfill windows, reservations, estimated starts) then said weeks where
+ * the job took hours, and its switch share of a step looked negligible. Calibrated as a pool's
+ * device figures would be on real hardware: right on average, each job's guess still off by the
+ * spread of its draw.
+ */
+export const SIM_DEVICE_THREADS = 385;
+
+/**
  * One RL step: `turns` rounds of generation (held) each followed by environment latency (idle),
  * then reward/verifier time (idle), training (held) and the weight sync (held). Generation lasts
  * until its longest sequence ends: completion lengths are lognormal with `tailSigma`, so most of a

@@ -1,8 +1,9 @@
 /**
  * What a run measures as it goes: device time by kind, each round's wall time, preemptions,
  * each tenant's share and entitlement integrated over time (from the round's own share views),
- * and invariant violations (a job placed twice, a device over its group bound or memory, a quota
- * exceeded) that tests assert never happen.
+ * each job's estimated start as the first round it waited through showed it, and invariant
+ * violations (a job placed twice, a device over its group bound or memory, a quota exceeded) that
+ * tests assert never happen.
  */
 import type { TenantShareView } from '../core/types.js';
 import type { DeviceTimeKind } from './job-run.js';
@@ -24,6 +25,11 @@ export class Recorder {
   /** Per tenant: ∫ share dt and ∫ entitlement dt (fractions of the pool × seconds). */
   readonly shares = new Map<string, { share: number; entitlement: number }>();
   private last: { at: number; views: TenantShareView[] } | null = null;
+  /**
+   * Per job that waited after its submission: the `estimatedStartAt` the first round it waited
+   * through gave it (seconds; null: no estimate), what a tenant sees right after submitting.
+   */
+  readonly firstEstimate = new Map<string, number | null>();
 
   deviceTime(kind: DeviceTimeKind, seconds: number): void {
     this.deviceSeconds[kind] += seconds;

@@ -36,6 +36,23 @@ export function tenantTable(rows: Summary[]): string {
   return [head, sep, ...lines].join('\n');
 }
 
+/**
+ * What a tenant is told right after submitting: the estimated start the first round it waited
+ * through gave each job, against the job's actual first start.
+ */
+export function estimateTable(rows: Summary[]): string {
+  const h = (seconds: number) => (Number.isFinite(seconds) ? (seconds / 3600).toFixed(2) : '–');
+  const lines = rows.map((r) => {
+    const e = r.estimates;
+    return `| ${r.label} | ${e.waited} | ${e.none} | ${h(e.bias)} | ${h(e.p50)} / ${h(e.p90)} |`;
+  });
+  return [
+    '| policy | jobs that waited | without an estimate | median error h (actual − estimated start) | median / p90 size of the error h |',
+    '|---|---|---|---|---|',
+    ...lines,
+  ].join('\n');
+}
+
 export interface PhysicsRow {
   idle: number;
   fifo: Summary;

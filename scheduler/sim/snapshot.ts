@@ -7,12 +7,13 @@
 import { planJob } from '../planner/plan-job.js';
 import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState, Workload } from '../core/types.js';
 import type { JobRun } from './job-run.js';
-import type { ClusterSpec, SimJobSpec, TenantSpec } from './model.js';
+import { SIM_DEVICE_THREADS, type ClusterSpec, type SimJobSpec, type TenantSpec } from './model.js';
 
 export const POOL = 'sim';
 /** Simulated time 0 as a wall clock for the scheduler (its times are ms since the epoch). */
 export const EPOCH_MS = Date.UTC(2026, 0, 1);
 export const toMs = (seconds: number) => EPOCH_MS + Math.round(seconds * 1000);
+export const fromMs = (ms: number) => (ms - EPOCH_MS) / 1000;
 
 export function simNodes(c: ClusterSpec): NodeState[] {
   return Array.from({ length: c.nodes }, (_, n) => ({
@@ -22,9 +23,8 @@ export function simNodes(c: ClusterSpec): NodeState[] {
     devices: Array.from({ length: c.devicesPerNode }, (_, index) => ({
       index,
       memoryBytes: c.deviceMemoryBytes,
-      // The planner's prior prices a device by its engine threads; a simulated device is priced as
-      // one thread, the reference the prior was measured on (its jobs' true speeds are their shapes).
-      threads: 1,
+      // The planner's prior prices a device by its engine threads (model.ts, SIM_DEVICE_THREADS).
+      threads: SIM_DEVICE_THREADS,
     })),
   }));
 }
@@ -87,6 +87,7 @@ export function buildSnapshot(
           maxDevices: s.devices,
           memoryPerDeviceBytes: s.deviceBytes,
           deviceMemoryBytes: opts.deviceMemoryBytes,
+          threadsPerDevice: SIM_DEVICE_THREADS,
           profile: j.profile(),
         }),
         placedAt: toMs(j.placedAt),
@@ -104,6 +105,7 @@ export function buildSnapshot(
               replan: {
                 workload: workloadOf(s),
                 profile: j.profile(),
+                threadsPerDevice: SIM_DEVICE_THREADS,
                 last: j.lastReplan,
                 sincePlaced: j.sincePlaced(),
                 fitted: true,

@@ -47,6 +47,12 @@ export interface Summary {
   plans: string;
   /** Re-planning decisions by kind, e.g. "move 3, decline 1, measured 3". */
   replans: string;
+  /**
+   * Jobs' first start against the estimate the first round they waited through gave them (jobs
+   * that waited after submission): how many, how many had no estimate, and of the errors (actual −
+   * estimated, seconds) the median and the median and p90 of their size.
+   */
+  estimates: { waited: number; none: number; bias: number; p50: number; p90: number };
 }
 
 export function quantile(xs: readonly number[], q: number): number {
@@ -100,6 +106,15 @@ export function summarise(label: string, r: SimResult): Summary {
         (window / 3600)
       : NaN;
   const ds = r.recorder.deviceSeconds;
+  const errors: number[] = [];
+  let none = 0;
+  for (const j of r.jobs) {
+    const estimate = r.recorder.firstEstimate.get(j.spec.id);
+    if (estimate === undefined || j.firstPlacedAt === null) continue;
+    if (estimate === null) none++;
+    else errors.push(j.firstPlacedAt - estimate);
+  }
+  const sizes = errors.map(Math.abs);
   return {
     label,
     jobs: r.jobs.length,
@@ -136,5 +151,12 @@ export function summarise(label: string, r: SimResult): Summary {
       Object.entries(r.recorder.replans)
         .map(([kind, n]) => `${kind} ${n}`)
         .join(', ') || 'none',
+    estimates: {
+      waited: errors.length + none,
+      none,
+      bias: quantile(errors, 0.5),
+      p50: quantile(sizes, 0.5),
+      p90: quantile(sizes, 0.9),
+    },
   };
 }

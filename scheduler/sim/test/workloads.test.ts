@@ -1,5 +1,6 @@
 // Workload sources: files are checked as read, the replay skips itself without the trace, a seed
-// reproduces a workload exactly, and a workload without quotas never makes a job wait on one.
+// reproduces a workload exactly, a workload without quotas never makes a job wait on one, and the
+// planner's prior prices a simulated device as fast as the workloads' jobs run.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,10 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { defaultPolicy } from '../../core/policy.js';
 import { simulate } from '../engine.js';
-import { stepFigures } from '../model.js';
+import { planJob } from '../../planner/plan-job.js';
+import { SIM_DEVICE_THREADS, stepFigures, type SimWorkload } from '../model.js';
+import { specWorkload } from '../snapshot.js';
+import { physicsWorkload } from '../workloads/physics.js';
 import { fileWorkload } from '../workloads/file.js';
 import { phillyWorkload } from '../workloads/philly.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
@@ -33,6 +37,32 @@ describe('simulator workloads', () => {
     );
     writeFileSync(file, 'id,tenant,arrival,devices\nj1,a,0,1\n');
     assert.throws(() => fileWorkload(file, 1), /missing column seconds/);
+  });
+
+  it("prices a new job's step, on the planner's prior, within 1.5× of what it runs (geometric mean)", () => {
+    // At one thread a device the prior said 273–430× (weeks for jobs that took hours).
+    const workloads: SimWorkload[] = [
+      syntheticWorkload({ seed: 2 }),
+      physicsWorkload(0.3, { recurring: false }),
+    ];
+    const philly = phillyWorkload({ seed: 2 });
+    if (philly) workloads.push(philly);
+    for (const w of workloads) {
+      const logs = w.jobs.map((s) => {
+        const plan = planJob({
+          workload: specWorkload(s, true),
+          devices: s.devices,
+          maxDevices: s.devices,
+          memoryPerDeviceBytes: s.deviceBytes,
+          deviceMemoryBytes: w.cluster.deviceMemoryBytes,
+          threadsPerDevice: SIM_DEVICE_THREADS,
+          profile: null,
+        });
+        return Math.log(plan.stepSeconds / stepFigures(s.shape).step);
+      });
+      const ratio = Math.exp(logs.reduce((a, x) => a + x, 0) / logs.length);
+      assert.ok(ratio > 1 / 1.5 && ratio < 1.5, `${w.name}: prior ÷ drawn step ${ratio.toFixed(2)}`);
+    }
   });
 
   it('skips the Philly replay when the trace is absent', () => {
