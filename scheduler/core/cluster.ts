@@ -57,9 +57,21 @@ export function groupSwitchShare(plans: readonly JobPlan[]): number {
  */
 export function groupAdmits(policy: Policy, others: readonly JobPlan[], plan: JobPlan): boolean {
   if (others.length === 0) return true;
+  if (others.length === 1) return pairAdmits(policy, others[0]!, plan);
   if (!policy.timeSharing || others.length + 1 > policy.maxJobsPerDevice) return false;
   const plans = [...others, plan];
   return deviceLoad(plans) <= policy.maxGroupLoad && groupSwitchShare(plans) <= policy.maxSwitchFraction;
+}
+
+/** `groupAdmits` for a device holding one job, without building the group (the estimate asks often). */
+export function pairAdmits(policy: Policy, host: JobPlan, plan: JobPlan): boolean {
+  if (!policy.timeSharing || policy.maxJobsPerDevice < 2) return false;
+  // Summed in the order deviceLoad and groupSwitchShare sum (two new jobs on the prior sit exactly
+  // on the default bound, so the order of the additions decides).
+  const a = switchFraction(host);
+  const b = switchFraction(plan);
+  const load = host.busyFraction + a + (plan.busyFraction + b);
+  return load <= policy.maxGroupLoad && (a + b) / Math.max(1, load) <= policy.maxSwitchFraction;
 }
 
 /** The same string for the same set of jobs, whatever their order on the device. */

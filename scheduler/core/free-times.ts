@@ -28,8 +28,11 @@ export class FreeTimes {
     c[i] = count;
   }
 
-  /** Removes the `need` earliest devices (need ≤ size) and returns when the last of them is free. */
-  take(need: number): number {
+  /**
+   * Removes the `need` earliest devices (need ≤ size) and returns when the last of them is free;
+   * `taken` receives what was removed, as (time, count), for a caller that may give it back.
+   */
+  take(need: number, taken?: [number, number][]): number {
     let latest = -Infinity;
     while (need > 0 && this.at.length > 0) {
       const at = this.at[0]!;
@@ -39,11 +42,13 @@ export class FreeTimes {
         // The head keeps its time, so the heap order stands.
         this.count[0] = n - need;
         this.size -= need;
+        taken?.push([at, need]);
         return latest;
       }
       this.popHead();
       this.size -= n;
       need -= n;
+      taken?.push([at, n]);
     }
     return latest;
   }

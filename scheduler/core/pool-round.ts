@@ -5,7 +5,7 @@
  * and estimate every waiting job's start.
  */
 import { PoolModel, switchFraction } from './cluster.js';
-import { crashBackoffUntil, estimateQueue, type Waiting } from './eta.js';
+import { crashBackoffUntil, estimateQueue, type JoinHost, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { planJob, remainingSeconds } from '../planner/plan-job.js';
@@ -317,7 +317,8 @@ export function schedulePool(
       for (const o of s.occupants) at = Math.max(at, endOf.get(o.jobId) ?? now);
       freeAt.push(at);
     }
-  for (const v of estimateQueue(input.pool, freeAt, waiting, now)) out.queue.push(v);
+  const join = policy.timeSharing ? { hosts: joinHosts(model, endOf, leaving, now), policy } : undefined;
+  for (const v of estimateQueue(input.pool, freeAt, waiting, now, join)) out.queue.push(v);
 
   for (const [tenantId, u] of fair.usage)
     if (u.devices > 1e-9 || u.demand > 0)
@@ -399,6 +400,41 @@ function findPlacement(model: PoolModel, plan: JobPlan, policy: Policy) {
     if (++found >= SHARED_CANDIDATES) break;
   }
   return best;
+}
+
+/**
+ * Jobs another may join in the estimate: each alone on every device it holds (a whole group of
+ * one), or sharing all of them with one partner that ends first (alone from then); none held for a
+ * job coming back or leaving; with its predicted end.
+ */
+function joinHosts(
+  model: PoolModel,
+  endOf: ReadonlyMap<string, number>,
+  leaving: ReadonlySet<string>,
+  now: number,
+): JoinHost[] {
+  const seen = new Map<string, { plan: JobPlan; width: number; partner: string | null; whole: boolean }>();
+  for (const slots of model.slots.values())
+    for (const s of slots)
+      for (const o of s.occupants) {
+        let e = seen.get(o.jobId);
+        const other =
+          s.occupants.length === 2 ? s.occupants[s.occupants[0]!.jobId === o.jobId ? 1 : 0]!.jobId : null;
+        if (!e) seen.set(o.jobId, (e = { plan: o.plan, width: 0, partner: other, whole: true }));
+        e.width++;
+        if (s.held || s.occupants.length > 2 || other !== e.partner) e.whole = false;
+      }
+  const hosts: JoinHost[] = [];
+  for (const [jobId, e] of seen) {
+    const end = endOf.get(jobId);
+    if (!e.whole || end === undefined || leaving.has(jobId)) continue;
+    // With a partner: whole only if the partner holds exactly these devices.
+    const partnerEnd = e.partner === null ? now : endOf.get(e.partner);
+    if (e.partner !== null && seen.get(e.partner)?.width !== e.width) continue;
+    if (partnerEnd !== undefined && partnerEnd < end)
+      hosts.push({ width: e.width, plan: e.plan, from: partnerEnd, end });
+  }
+  return hosts;
 }
 
 /**

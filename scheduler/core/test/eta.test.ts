@@ -1,0 +1,96 @@
+// The estimate's replay of the queue (estimateQueue): under time-sharing a queued job may join a
+// job alone on devices of its width whose load admits it, before that job ends; without the rule
+// every job waits for devices of its own.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { estimateQueue, type Waiting } from '../eta.js';
+import { defaultPolicy } from '../policy.js';
+import type { JobPlan } from '../types.js';
+import { T0, plan, queued } from './builders.js';
+
+// 100 steps of 10 s: 1,000 s alone; half busy, no switches (two of them load a device 1.0).
+const half = plan({ busyFraction: 0.5, switchSeconds: 0 });
+const busy = plan({ busyFraction: 0.95, switchSeconds: 0 });
+const waiting = (id: string, p: JobPlan, over: Partial<Waiting['job']> = {}): Waiting => ({
+  job: queued(id, 'a', over),
+  plan: p,
+  reason: 'capacity',
+  notBefore: 0,
+});
+const starts = (views: ReturnType<typeof estimateQueue>) =>
+  Object.fromEntries(
+    views.map((v) => [v.jobId, v.estimatedStartAt === null ? null : (v.estimatedStartAt - T0) / 1000]),
+  );
+
+describe('estimateQueue', () => {
+  it('lets a queued job join a running job it may share with, and the next one after it', () => {
+    // One device, held by a half-busy job for 5,000 s more.
+    const host = { width: 1, plan: half, from: T0, end: T0 + 5_000_000 };
+    const q = [waiting('q1', half), waiting('q2', half)];
+    const shared = estimateQueue('default', [T0 + 5_000_000], q, T0, {
+      hosts: [host],
+      policy: defaultPolicy,
+    });
+    assert.deepEqual(starts(shared), { q1: 0, q2: 1000 });
+    // Without the rule (no time-sharing): each waits for the device, then for the one before it.
+    assert.deepEqual(starts(estimateQueue('default', [T0 + 5_000_000], q, T0)), { q1: 5000, q2: 6000 });
+  });
+
+  it('does not join a job too busy to share, or one that ends first', () => {
+    // 0.95 + 0.8 is over the group-load bound (1.6).
+    const tooBusy = { width: 1, plan: busy, from: T0, end: T0 + 5_000_000 };
+    const eighty = plan({ busyFraction: 0.8, switchSeconds: 0 });
+    assert.deepEqual(
+      starts(
+        estimateQueue('default', [T0 + 5_000_000], [waiting('q', eighty)], T0, {
+          hosts: [tooBusy],
+          policy: defaultPolicy,
+        }),
+      ),
+      { q: 5000 },
+    );
+    // The host ends in 500 s, before the joiner's 1,000 s: the devices it frees are not promised twice.
+    const short = { width: 1, plan: half, from: T0, end: T0 + 500_000 };
+    assert.deepEqual(
+      starts(
+        estimateQueue('default', [T0 + 500_000], [waiting('q', half)], T0, {
+          hosts: [short],
+          policy: defaultPolicy,
+        }),
+      ),
+      { q: 500 },
+    );
+  });
+
+  it('joins only a job of its own width, and one the replay started alone before it', () => {
+    // Two free devices: w2 starts on them now; the 1-device job may not join a 2-device group and
+    // waits for w2's end; the next 2-device job joins w2 at once.
+    const q = [
+      waiting('w2', plan({ busyFraction: 0.5, switchSeconds: 0, devicesMin: 2 })),
+      waiting('w1', half),
+      waiting('w2b', plan({ busyFraction: 0.5, switchSeconds: 0, devicesMin: 2 })),
+    ];
+    assert.deepEqual(
+      starts(estimateQueue('default', [T0, T0], q, T0, { hosts: [], policy: defaultPolicy })),
+      {
+        w2: 0,
+        w1: 1000,
+        w2b: 0,
+      },
+    );
+  });
+
+  it("a partner's end opens its host to a join", () => {
+    // The device's two jobs end at 300 s and 5,000 s: from 300 s the longer one is alone.
+    const host = { width: 1, plan: half, from: T0 + 300_000, end: T0 + 5_000_000 };
+    assert.deepEqual(
+      starts(
+        estimateQueue('default', [T0 + 5_000_000], [waiting('q', half)], T0, {
+          hosts: [host],
+          policy: defaultPolicy,
+        }),
+      ),
+      { q: 300 },
+    );
+  });
+});
