@@ -3,12 +3,12 @@
  * on the pool's devices: each device is free when the jobs on it now are predicted to finish (their
  * remaining steps × predicted step time; a job under preemption notice within its grace period),
  * and each queued job takes the devices that free up first for its predicted run. Under
- * time-sharing a queued job may instead join a job alone on devices of its width (a whole group,
- * as the round joins them) whose load admits it: a running job, from now or from when its partner
- * ends, or a queued job the replay started alone before it; from when the job estimated to join it
- * before ends, if it is predicted to finish there before its host does (slowed by the group's load); a join that would outlast its host is not counted, so the devices the host frees
- * are never promised twice. Lent devices are not foreseen, so this errs late; a job wider than the
- * pool gets null.
+ * time-sharing a queued job may instead join a job alone on devices of its width whose load admits
+ * it (a whole group, as the round joins them): a running job, from now or from when its partner
+ * ends, or a job the replay started alone before it. It joins only if it is predicted to finish
+ * there (slowed by the pair's load) before its host ends, so the devices a host frees are never
+ * promised twice. Lent devices are not foreseen, so this errs late; a job wider than the pool gets
+ * null.
  */
 import { FreeTimes } from './free-times.js';
 import { pairAdmits, switchFraction } from './cluster.js';
@@ -23,7 +23,7 @@ export interface Waiting {
   notBefore: number;
 }
 
-/** A running job alone on its devices (from `from`) that another job of its width may join, until it ends. */
+/** A job alone on its devices (from `from`) that another job of its width may join until it ends. */
 export interface JoinHost {
   width: number;
   plan: JobPlan;
@@ -184,10 +184,9 @@ export function estimateQueue(
       const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone);
       const notBefore = Math.max(now, w.notBefore);
       // Its own devices first; a join that starts no later wins, and they are given back.
-      const mayJoin = openings !== null;
       scratch.length = 0;
-      const start = Math.max(notBefore, free.take(need, mayJoin ? scratch : undefined));
-      const joined = mayJoin ? openings.join(need, w.plan, seconds, notBefore, start) : null;
+      const start = Math.max(notBefore, free.take(need, openings ? scratch : undefined));
+      const joined = openings?.join(need, w.plan, seconds, notBefore, start) ?? null;
       if (joined) {
         for (const [at, n] of scratch) free.add(at, n);
         estimatedStartAt = Math.round(joined.start);
