@@ -3,7 +3,7 @@
 // every job waits for devices of its own.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { estimateQueue, type Waiting } from '../eta.js';
+import { estimateQueue, type JoinHost, type Waiting } from '../eta.js';
 import { defaultPolicy } from '../policy.js';
 import type { JobPlan } from '../types.js';
 import { T0, plan, queued } from './builders.js';
@@ -17,6 +17,9 @@ const waiting = (id: string, p: JobPlan, over: Partial<Waiting['job']> = {}): Wa
   reason: 'capacity',
   notBefore: 0,
 });
+/** Each job's estimated start in seconds from T0, with joins into `hosts` when given (time-sharing). */
+const estimate = (freeAt: number[], q: Waiting[], hosts?: JoinHost[]) =>
+  starts(estimateQueue('default', freeAt, q, T0, hosts ? { hosts, policy: defaultPolicy } : undefined));
 const starts = (views: ReturnType<typeof estimateQueue>) =>
   Object.fromEntries(
     views.map((v) => [v.jobId, v.estimatedStartAt === null ? null : (v.estimatedStartAt - T0) / 1000]),
@@ -27,39 +30,19 @@ describe('estimateQueue', () => {
     // One device, held by a half-busy job for 5,000 s more.
     const host = { width: 1, plan: half, from: T0, end: T0 + 5_000_000 };
     const q = [waiting('q1', half), waiting('q2', half)];
-    const shared = estimateQueue('default', [T0 + 5_000_000], q, T0, {
-      hosts: [host],
-      policy: defaultPolicy,
-    });
-    assert.deepEqual(starts(shared), { q1: 0, q2: 1000 });
+    assert.deepEqual(estimate([T0 + 5_000_000], q, [host]), { q1: 0, q2: 1000 });
     // Without the rule (no time-sharing): each waits for the device, then for the one before it.
-    assert.deepEqual(starts(estimateQueue('default', [T0 + 5_000_000], q, T0)), { q1: 5000, q2: 6000 });
+    assert.deepEqual(estimate([T0 + 5_000_000], q), { q1: 5000, q2: 6000 });
   });
 
   it('does not join a job too busy to share, or one that ends first', () => {
     // 0.95 + 0.8 is over the group-load bound (1.6).
     const tooBusy = { width: 1, plan: busy, from: T0, end: T0 + 5_000_000 };
     const eighty = plan({ busyFraction: 0.8, switchSeconds: 0 });
-    assert.deepEqual(
-      starts(
-        estimateQueue('default', [T0 + 5_000_000], [waiting('q', eighty)], T0, {
-          hosts: [tooBusy],
-          policy: defaultPolicy,
-        }),
-      ),
-      { q: 5000 },
-    );
+    assert.deepEqual(estimate([T0 + 5_000_000], [waiting('q', eighty)], [tooBusy]), { q: 5000 });
     // The host ends in 500 s, before the joiner's 1,000 s: the devices it frees are not promised twice.
     const short = { width: 1, plan: half, from: T0, end: T0 + 500_000 };
-    assert.deepEqual(
-      starts(
-        estimateQueue('default', [T0 + 500_000], [waiting('q', half)], T0, {
-          hosts: [short],
-          policy: defaultPolicy,
-        }),
-      ),
-      { q: 500 },
-    );
+    assert.deepEqual(estimate([T0 + 500_000], [waiting('q', half)], [short]), { q: 500 });
   });
 
   it('joins only a job of its own width, and one the replay started alone before it', () => {
@@ -70,27 +53,16 @@ describe('estimateQueue', () => {
       waiting('w1', half),
       waiting('w2b', plan({ busyFraction: 0.5, switchSeconds: 0, devicesMin: 2 })),
     ];
-    assert.deepEqual(
-      starts(estimateQueue('default', [T0, T0], q, T0, { hosts: [], policy: defaultPolicy })),
-      {
-        w2: 0,
-        w1: 1000,
-        w2b: 0,
-      },
-    );
+    assert.deepEqual(estimate([T0, T0], q, []), {
+      w2: 0,
+      w1: 1000,
+      w2b: 0,
+    });
   });
 
   it("a partner's end opens its host to a join", () => {
     // The device's two jobs end at 300 s and 5,000 s: from 300 s the longer one is alone.
     const host = { width: 1, plan: half, from: T0 + 300_000, end: T0 + 5_000_000 };
-    assert.deepEqual(
-      starts(
-        estimateQueue('default', [T0 + 5_000_000], [waiting('q', half)], T0, {
-          hosts: [host],
-          policy: defaultPolicy,
-        }),
-      ),
-      { q: 300 },
-    );
+    assert.deepEqual(estimate([T0 + 5_000_000], [waiting('q', half)], [host]), { q: 300 });
   });
 });

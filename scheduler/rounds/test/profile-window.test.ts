@@ -5,23 +5,14 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { PROFILE_WINDOW_STEPS, stageSamples, type ProfileRow } from '../../planner/profile-summary.js';
 import { readSnapshot } from '../read-snapshot.js';
-import { tenantPoolNode, useRoundDatabase } from './round-db.js';
+import { autoJobSpec, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 
 it('reads each stage shape from its most recent steps, as stageSamples computes them', async () => {
   const pool = db.pool();
   const { tenantId, pool: poolName, nodeId } = await tenantPoolNode(pool);
-  const spec = {
-    resources: { devices: 4 },
-    workflow: {
-      mode: 'auto',
-      steps: 1000,
-      promptsPerStep: 64,
-      groupSize: 8,
-      task: { name: 'addition', digits: 2 },
-    },
-  };
+  const spec = autoJobSpec(4);
   // Requeued after a run: a queued job carries its profile into the round.
   const j = await pool.query(
     `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, attempts, requeue_reason)

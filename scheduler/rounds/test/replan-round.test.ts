@@ -8,7 +8,7 @@ import { requeueJob } from '../../../common/jobs/transitions.js';
 import { defaultPolicy } from '../../core/policy.js';
 import type { Policy } from '../../core/types.js';
 import { readSnapshot } from '../read-snapshot.js';
-import { runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
+import { autoJobSpec, runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 /** A job running spatially on its own 2-device node, with 8 profiled temporal-shaped steps (6 past the warm-up) and `done` steps done. */
@@ -19,16 +19,7 @@ async function runningJob(done: number): Promise<string> {
     `INSERT INTO devices (node_id, index, kind, memory_bytes, free_memory_bytes) VALUES ($1, 0, 'cpu', 1e9, 1e9), ($1, 1, 'cpu', 1e9, 1e9)`,
     [nodeId],
   );
-  const spec = {
-    resources: { devices: 2 },
-    workflow: {
-      mode: 'auto',
-      steps: 1000,
-      promptsPerStep: 64,
-      groupSize: 8,
-      task: { name: 'addition', digits: 2 },
-    },
-  };
+  const spec = autoJobSpec(2);
   const placement = {
     nodeId,
     devices: [0, 1],

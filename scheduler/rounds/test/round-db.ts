@@ -58,3 +58,15 @@ export async function tenantPoolNode(
   );
   return { tenantId: t.rows[0].id, pool: p.rows[0].name, nodeId: n.rows[0].id };
 }
+
+/** The spec of an `auto` addition job on `devices` devices, 1,000 steps: what the planner's round tests run. */
+export const autoJobSpec = (devices: number) => ({
+  resources: { devices },
+  workflow: {
+    mode: 'auto',
+    steps: 1000,
+    promptsPerStep: 64,
+    groupSize: 8,
+    task: { name: 'addition', digits: 2 },
+  },
+});
