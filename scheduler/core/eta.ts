@@ -1,16 +1,16 @@
 /**
  * Queue positions and estimated start times for one pool. The estimate replays the queue in order
- * on the pool's devices: each device is free when the jobs on it now are predicted to finish (their
+ * on the pool's nodes: each device is free when the jobs on it now are predicted to finish (their
  * remaining steps × predicted step time; a job under preemption notice within its grace period),
- * and each queued job takes the devices that free up first for its predicted run. Under
- * time-sharing a queued job may instead join a job alone on devices of its width whose load admits
- * it (a whole group, as the round joins them): a running job, from now or from when its partner
- * ends, or a job the replay started alone before it. It joins only if it is predicted to finish
- * there (slowed by the pair's load) before its host ends, so the devices a host frees are never
- * promised twice. Lent devices are not foreseen, so this errs late; a job wider than the pool gets
- * null.
+ * and each queued job takes the node where its width in devices frees up first, for its predicted
+ * run (node-free-times.ts). Under time-sharing a queued job may instead join a job alone on devices
+ * of its width whose load admits it (a whole group, as the round joins them), if that starts
+ * earlier: a running job, from now or from when its partner ends, or a job the replay started alone
+ * before it. It joins only if it is predicted to finish there (slowed by the pair's load) before its
+ * host ends, so the devices a host frees are never promised twice. Lent devices are not foreseen,
+ * so this errs late; a job wider than every node gets null.
  */
-import { FreeTimes } from './free-times.js';
+import { NodeFreeTimes } from './node-free-times.js';
 import { pairAdmits, switchFraction } from './cluster.js';
 import { remainingSeconds } from '../planner/plan-job.js';
 import type { JobPlan, Policy, QueueEntryView, QueuedJob, WaitReason } from './types.js';
@@ -44,12 +44,6 @@ const loadOf = (p: JobPlan) => p.busyFraction + switchFraction(p);
 
 /** Openings are kept by their host's load in steps of this much, so a search skips the too busy. */
 const LOAD_STEP = 0.1;
-/**
- * Openings a search takes from one load class, earliest first: a bound on its work. 2 gave the
- * simulator's seed 1 the same estimates as 4, and bench:scheduler's 10,000-job estimate took 6.5
- * ms against 7.9 ms (2.2 ms without joins).
- */
-const JOIN_SCAN = 2;
 
 interface Opening {
   host: JoinHost;
@@ -60,7 +54,6 @@ interface Opening {
 /** Openings per width and load class, each class a min-heap by `from`. */
 class Openings {
   private readonly byWidth = new Map<number, Opening[][]>();
-  private readonly looked: Opening[] = [];
 
   constructor(
     hosts: readonly JoinHost[],
@@ -109,7 +102,8 @@ class Openings {
   /**
    * Takes the earliest opening of `width` whose host admits `plan` and outlives its run (slowed by
    * the pair's load), starting no later than `latest`, until that run ends; returns when it starts
-   * and ends, or null, leaving every opening as it was.
+   * and ends, or null. Each load class offers its earliest opening only: looking deeper gave the
+   * simulator the same estimates at a higher cost to the round.
    */
   join(width: number, plan: JobPlan, seconds: number, notBefore: number, latest: number) {
     const classes = this.byWidth.get(width);
@@ -117,42 +111,32 @@ class Openings {
     const own = loadOf(plan);
     // Classes whose every host is too busy for this job under the load rule are not looked at.
     const top = Math.min(classes.length - 1, Math.floor((this.policy.maxGroupLoad - own) / LOAD_STEP + 1e-9));
-    const looked = this.looked;
-    let best: { o: Opening; start: number; end: number } | null = null;
+    let best = -1;
+    let bestStart = Infinity;
+    let bestEnd = 0;
     for (let c = 0; c <= top; c++) {
-      const h = classes[c]!;
-      // The class's earliest opening starts too late: nothing in it does better (no heap work).
-      if (h.length === 0) continue;
-      const first = Math.max(h[0]!.from, notBefore);
-      if (first > latest || (best && first >= best.start)) continue;
-      looked.length = 0;
-      while (h.length > 0 && looked.length < JOIN_SCAN) {
-        const o = this.pop(h);
-        looked.push(o);
-        const start = Math.max(o.from, notBefore);
-        if (start > latest || (best && start >= best.start)) break;
-        if (!pairAdmits(this.policy, o.host.plan, plan)) continue;
-        const load = loadOf(o.host.plan) + own;
-        const end = start + seconds * 1000 * Math.max(1, load);
-        if (end > o.host.end) continue;
-        if (best) this.add(best.o);
-        best = { o, start, end };
-        looked.pop();
-        break;
-      }
-      for (const o of looked) this.add(o);
+      const o = classes[c]![0];
+      if (!o) continue;
+      const start = Math.max(o.from, notBefore);
+      if (start > latest || start >= bestStart || !pairAdmits(this.policy, o.host.plan, plan)) continue;
+      const end = start + seconds * 1000 * Math.max(1, loadOf(o.host.plan) + own);
+      if (end > o.host.end) continue;
+      best = c;
+      bestStart = start;
+      bestEnd = end;
     }
-    if (!best) return null;
+    if (best < 0) return null;
     // Taken until the joiner ends, and open again from then.
-    best.o.from = best.end;
-    this.add(best.o);
-    return { start: best.start, end: best.end };
+    const o = this.pop(classes[best]!);
+    o.from = bestEnd;
+    this.add(o);
+    return { start: bestStart, end: bestEnd };
   }
 }
 
 export function estimateQueue(
   pool: string,
-  deviceFreeAt: number[],
+  nodeFreeAt: number[][],
   waiting: readonly Waiting[],
   now: number,
   join?: JoinRule,
@@ -163,16 +147,9 @@ export function estimateQueue(
   let lightest = Infinity;
   if (join) for (const w of waiting) lightest = Math.min(lightest, loadOf(w.plan));
   const roomFor = join ? join.policy.maxGroupLoad - lightest : -Infinity;
-  const free = new FreeTimes();
-  const byTime = new Map<number, number>();
-  for (const t of deviceFreeAt) {
-    const at = Math.max(now, t);
-    byTime.set(at, (byTime.get(at) ?? 0) + 1);
-  }
-  for (const [at, n] of byTime) free.add(at, n);
+  const free = new NodeFreeTimes(nodeFreeAt, now);
   const views: QueueEntryView[] = [];
   const perTenant = new Map<string, number>();
-  const scratch: [number, number][] = [];
   let position = 0;
   for (const w of waiting) {
     position++;
@@ -180,19 +157,18 @@ export function estimateQueue(
     perTenant.set(w.job.tenantId, tenantPosition);
     const need = w.plan.devicesMin;
     let estimatedStartAt: number | null = null;
-    if (need <= free.size && w.reason !== 'quota') {
+    const own = w.reason === 'quota' ? null : free.earliest(need);
+    if (own) {
       const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone);
       const notBefore = Math.max(now, w.notBefore);
-      // Its own devices first; a join that starts no later wins, and they are given back.
-      scratch.length = 0;
-      const start = Math.max(notBefore, free.take(need, openings ? scratch : undefined));
-      const joined = openings?.join(need, w.plan, seconds, notBefore, start) ?? null;
-      if (joined) {
-        for (const [at, n] of scratch) free.add(at, n);
-        estimatedStartAt = Math.round(joined.start);
-      } else {
+      // Devices of its own, unless a join starts earlier (free devices go first, as in the round).
+      const start = Math.max(notBefore, own.at);
+      const joined =
+        start > notBefore ? (openings?.join(need, w.plan, seconds, notBefore, start - 1) ?? null) : null;
+      if (joined) estimatedStartAt = Math.round(joined.start);
+      else {
         const end = start + seconds * 1000;
-        free.add(end, need);
+        free.occupy(own.node, need, end);
         // Once started alone, a job later in the queue may join it.
         if (openings && loadOf(w.plan) <= roomFor)
           openings.add({ host: { width: need, plan: w.plan, from: start, end }, from: start });

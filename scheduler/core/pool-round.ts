@@ -310,14 +310,18 @@ export function schedulePool(
 
   // Devices free when the jobs on them now are predicted to finish.
   for (const [jobId, end] of placedEnds) endOf.set(jobId, end);
-  const freeAt: number[] = [];
+  const freeAt: number[][] = [];
   for (const slots of model.slots.values())
-    for (const s of slots) {
-      let at = now;
-      for (const o of s.occupants) at = Math.max(at, endOf.get(o.jobId) ?? now);
-      freeAt.push(at);
-    }
-  const join = policy.timeSharing ? { hosts: joinHosts(model, endOf, leaving, now), policy } : undefined;
+    freeAt.push(
+      slots.map((s) => {
+        let at = now;
+        for (const o of s.occupants) at = Math.max(at, endOf.get(o.jobId) ?? now);
+        return at;
+      }),
+    );
+  const join = policy.timeSharing
+    ? { hosts: joinHosts(model, input.running, placedHere, endOf, leaving, now), policy }
+    : undefined;
   for (const v of estimateQueue(input.pool, freeAt, waiting, now, join)) out.queue.push(v);
 
   for (const [tenantId, u] of fair.usage)
@@ -409,31 +413,38 @@ function findPlacement(model: PoolModel, plan: JobPlan, policy: Policy) {
  */
 function joinHosts(
   model: PoolModel,
+  running: readonly RunningJob[],
+  placed: readonly PlaceDecision[],
   endOf: ReadonlyMap<string, number>,
   leaving: ReadonlySet<string>,
   now: number,
 ): JoinHost[] {
-  const seen = new Map<string, { plan: JobPlan; width: number; partner: string | null; whole: boolean }>();
-  for (const slots of model.slots.values())
-    for (const s of slots)
-      for (const o of s.occupants) {
-        let e = seen.get(o.jobId);
-        const other =
-          s.occupants.length === 2 ? s.occupants[s.occupants[0]!.jobId === o.jobId ? 1 : 0]!.jobId : null;
-        if (!e) seen.set(o.jobId, (e = { plan: o.plan, width: 0, partner: other, whole: true }));
-        e.width++;
-        if (s.held || s.occupants.length > 2 || other !== e.partner) e.whole = false;
-      }
+  const widths = new Map<string, number>();
+  for (const r of running) widths.set(r.id, r.devices.length);
+  for (const p of placed) widths.set(p.jobId, p.devices.length);
   const hosts: JoinHost[] = [];
-  for (const [jobId, e] of seen) {
-    const end = endOf.get(jobId);
-    if (!e.whole || end === undefined || leaving.has(jobId)) continue;
-    // With a partner: whole only if the partner holds exactly these devices.
-    const partnerEnd = e.partner === null ? now : endOf.get(e.partner);
-    if (e.partner !== null && seen.get(e.partner)?.width !== e.width) continue;
-    if (partnerEnd !== undefined && partnerEnd < end)
-      hosts.push({ width: e.width, plan: e.plan, from: partnerEnd, end });
-  }
+  const consider = (id: string, nodeId: string, devices: readonly number[]) => {
+    const end = endOf.get(id);
+    if (end === undefined || leaving.has(id)) return;
+    const slots = model.slotsOf(nodeId, devices);
+    let partner: string | null | undefined;
+    let plan: JobPlan | null = null;
+    for (const s of slots) {
+      const n = s.occupants.length;
+      const other = n === 2 ? s.occupants[s.occupants[0]!.jobId === id ? 1 : 0]!.jobId : null;
+      // Whole: the same partner (or none) on every device, nobody held.
+      if (s.held || n > 2 || (partner !== undefined && other !== partner)) return;
+      partner = other;
+      plan ??= s.occupants.find((o) => o.jobId === id)?.plan ?? null;
+    }
+    if (partner === undefined || plan === null) return;
+    // With a partner: alone from its end, if it holds exactly these devices.
+    const from = partner === null ? now : endOf.get(partner);
+    if (partner !== null && widths.get(partner) !== slots.length) return;
+    if (from !== undefined && from < end) hosts.push({ width: slots.length, plan, from, end });
+  };
+  for (const r of running) consider(r.id, r.nodeId, r.devices);
+  for (const p of placed) consider(p.jobId, p.nodeId, p.devices);
   return hosts;
 }
 

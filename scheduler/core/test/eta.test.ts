@@ -1,6 +1,6 @@
-// The estimate's replay of the queue (estimateQueue): under time-sharing a queued job may join a
-// job alone on devices of its width whose load admits it, before that job ends; without the rule
-// every job waits for devices of its own.
+// The estimate's replay of the queue (estimateQueue): a job waits for a node with its width in
+// devices free; under time-sharing it may instead join a job alone on devices of its width whose
+// load admits it, before that job ends.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { estimateQueue, type JoinHost, type Waiting } from '../eta.js';
@@ -17,8 +17,11 @@ const waiting = (id: string, p: JobPlan, over: Partial<Waiting['job']> = {}): Wa
   reason: 'capacity',
   notBefore: 0,
 });
-/** Each job's estimated start in seconds from T0, with joins into `hosts` when given (time-sharing). */
-const estimate = (freeAt: number[], q: Waiting[], hosts?: JoinHost[]) =>
+/**
+ * Each job's estimated start in seconds from T0 on nodes whose devices free at `freeAt` (one list
+ * per node), with joins into `hosts` when given (time-sharing).
+ */
+const estimate = (freeAt: number[][], q: Waiting[], hosts?: JoinHost[]) =>
   starts(estimateQueue('default', freeAt, q, T0, hosts ? { hosts, policy: defaultPolicy } : undefined));
 const starts = (views: ReturnType<typeof estimateQueue>) =>
   Object.fromEntries(
@@ -26,23 +29,33 @@ const starts = (views: ReturnType<typeof estimateQueue>) =>
   );
 
 describe('estimateQueue', () => {
+  it('starts a job where a node has its width in devices free, and the jobs behind it beside it', () => {
+    // Two nodes, each with 4 devices free now and 4 busy for 5,000 s: 8 devices are free, but not
+    // on one node. The 8-device job waits for a node; the 1-device job behind it starts now.
+    const node = [T0, T0, T0, T0, T0 + 5_000_000, T0 + 5_000_000, T0 + 5_000_000, T0 + 5_000_000];
+    const wide = waiting('wide', plan({ devicesMin: 8 }));
+    assert.deepEqual(estimate([node, node], [wide, waiting('small', half)]), { wide: 5000, small: 0 });
+    // Wider than any node: no estimate.
+    assert.deepEqual(estimate([[T0, T0]], [waiting('w4', plan({ devicesMin: 4 }))]), { w4: null });
+  });
+
   it('lets a queued job join a running job it may share with, and the next one after it', () => {
     // One device, held by a half-busy job for 5,000 s more.
     const host = { width: 1, plan: half, from: T0, end: T0 + 5_000_000 };
     const q = [waiting('q1', half), waiting('q2', half)];
-    assert.deepEqual(estimate([T0 + 5_000_000], q, [host]), { q1: 0, q2: 1000 });
+    assert.deepEqual(estimate([[T0 + 5_000_000]], q, [host]), { q1: 0, q2: 1000 });
     // Without the rule (no time-sharing): each waits for the device, then for the one before it.
-    assert.deepEqual(estimate([T0 + 5_000_000], q), { q1: 5000, q2: 6000 });
+    assert.deepEqual(estimate([[T0 + 5_000_000]], q), { q1: 5000, q2: 6000 });
   });
 
   it('does not join a job too busy to share, or one that ends first', () => {
     // 0.95 + 0.8 is over the group-load bound (1.6).
     const tooBusy = { width: 1, plan: busy, from: T0, end: T0 + 5_000_000 };
     const eighty = plan({ busyFraction: 0.8, switchSeconds: 0 });
-    assert.deepEqual(estimate([T0 + 5_000_000], [waiting('q', eighty)], [tooBusy]), { q: 5000 });
+    assert.deepEqual(estimate([[T0 + 5_000_000]], [waiting('q', eighty)], [tooBusy]), { q: 5000 });
     // The host ends in 500 s, before the joiner's 1,000 s: the devices it frees are not promised twice.
     const short = { width: 1, plan: half, from: T0, end: T0 + 500_000 };
-    assert.deepEqual(estimate([T0 + 500_000], [waiting('q', half)], [short]), { q: 500 });
+    assert.deepEqual(estimate([[T0 + 500_000]], [waiting('q', half)], [short]), { q: 500 });
   });
 
   it('joins only a job of its own width, and one the replay started alone before it', () => {
@@ -53,7 +66,7 @@ describe('estimateQueue', () => {
       waiting('w1', half),
       waiting('w2b', plan({ busyFraction: 0.5, switchSeconds: 0, devicesMin: 2 })),
     ];
-    assert.deepEqual(estimate([T0, T0], q, []), {
+    assert.deepEqual(estimate([[T0, T0]], q, []), {
       w2: 0,
       w1: 1000,
       w2b: 0,
@@ -63,6 +76,6 @@ describe('estimateQueue', () => {
   it("a partner's end opens its host to a join", () => {
     // The device's two jobs end at 300 s and 5,000 s: from 300 s the longer one is alone.
     const host = { width: 1, plan: half, from: T0 + 300_000, end: T0 + 5_000_000 };
-    assert.deepEqual(estimate([T0 + 5_000_000], [waiting('q', half)], [host]), { q: 300 });
+    assert.deepEqual(estimate([[T0 + 5_000_000]], [waiting('q', half)], [host]), { q: 300 });
   });
 });
