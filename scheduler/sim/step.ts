@@ -11,7 +11,7 @@
  * its own spends, the slots freed by finished sequences refilled by the next batch's. On n devices
  * instead of the job's d the bulk scales by d / n; the tail (the stragglers finishing alone) does not.
  */
-import { FreeTimes } from '../core/free-times.js';
+import { FreeTimes } from './free-times.js';
 import type { Rng } from './rng.js';
 import type { StepShape } from './model.js';
 

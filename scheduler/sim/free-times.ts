@@ -1,8 +1,6 @@
 /**
- * Slots (a pool's devices, a generation batch's sequence slots) by the time each is free, kept as
- * (time, count) entries in a min-heap: the ETA replay takes a job's devices together and gives them
- * back together, so one entry per batch replaces one per device (thousands of heap moves a round
- * fewer at 4,096 devices).
+ * Slots (a generation batch's sequence slots) by the time each is free, kept as (time, count)
+ * entries in a min-heap: slots freed together are one entry.
  */
 export class FreeTimes {
   private readonly at: number[] = [];
@@ -28,11 +26,8 @@ export class FreeTimes {
     c[i] = count;
   }
 
-  /**
-   * Removes the `need` earliest devices (need ≤ size) and returns when the last of them is free;
-   * `taken` receives what was removed, as (time, count), for a caller that may give it back.
-   */
-  take(need: number, taken?: [number, number][]): number {
+  /** Removes the `need` earliest devices (need ≤ size) and returns when the last of them is free. */
+  take(need: number): number {
     let latest = -Infinity;
     while (need > 0 && this.at.length > 0) {
       const at = this.at[0]!;
@@ -42,13 +37,11 @@ export class FreeTimes {
         // The head keeps its time, so the heap order stands.
         this.count[0] = n - need;
         this.size -= need;
-        taken?.push([at, need]);
         return latest;
       }
       this.popHead();
       this.size -= n;
       need -= n;
-      taken?.push([at, n]);
     }
     return latest;
   }
