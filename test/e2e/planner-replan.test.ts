@@ -12,7 +12,8 @@
  *   plan on the same devices, and `job.replan_measured` with the measured gain. (With the shift at
  *   step 8, the short steps before it priced spatial 12–15% faster in one CI run in four, moving
  *   the job before its profile shifted, and it then measured slower.)
- * - A job close to its end whose profile favours another plan is declined and never preempted.
+ * - A job close to its end whose profile favours another plan (the same lengthening completions, 12
+ *   steps) is declined and never preempted.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -143,8 +144,12 @@ test(
   { timeout: 180_000 },
   async () => {
     const t = await c.h.createTenant('declined', { maxDevicesPerJob: 8, maxConcurrentDevices: 8 });
-    // Reversal of up to 12 letters: the prior places it spatially; its profiles favour temporal.
-    const id = await submit(t, job('near-end', 12, { name: 'reversal', maxLength: 12 }));
+    // The first test's job, 12 steps long: its completions lengthen after step 2 as that job's do
+    // (the worker's setting names the job), so its profiles favour the split that the first test's
+    // job moved to, but with a few steps left the move cannot pay. (A reversal job whose plans its
+    // profiles priced close together got no decision in one CI run of five: its prediction did not
+    // favour another plan.)
+    const id = await submit(t, job('growing', 12, { name: 'addition', digits: 1 }));
     const done = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(done.status, 'succeeded', done.error ?? '');
     const events: Ev[] = await eventsOf(c, t, id);
