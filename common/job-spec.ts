@@ -66,6 +66,19 @@ export const workflowSpecSchema = z
           'spatial: each step is generated and trained in this many micro-batches (must divide promptsPerStep), ' +
           'so that training micro-batch i overlaps generating micro-batch i + 1; 1 = whole steps',
       }),
+    partialTail: z
+      .number()
+      .min(0)
+      .max(0.5)
+      .optional()
+      .openapi({
+        description:
+          'Partial rollouts (temporal placements): each step stops generating once at most this share of its ' +
+          'prompt groups is unfinished, trains on the finished ones and carries the rest into the next step ' +
+          '(their tokens keep the weight version they were sampled under; a group is carried at most ' +
+          'maxWeightLag times). 0 = off; absent = the planner decides for mode auto (it turns it on where the ' +
+          "job's profile shows a straggler tail)",
+      }),
     checkpointEvery: int(1, 1_000_000).default(20),
     evalEvery: int(1, 1_000_000).default(10),
     warmup: z
@@ -124,6 +137,10 @@ export const jobSpecSchema = z
   .refine((j) => j.workflow.mode !== 'spatial' || j.resources.devices >= 2, {
     message: 'spatial mode needs at least 2 devices (generation and training on disjoint devices)',
     path: ['workflow', 'mode'],
+  })
+  .refine((j) => !j.workflow.partialTail || j.workflow.maxWeightLag >= 1, {
+    message: 'partialTail needs maxWeightLag >= 1 (a carried group finishes under newer weights)',
+    path: ['workflow', 'partialTail'],
   })
   .refine((j) => j.workflow.promptsPerStep % j.workflow.microBatches === 0, {
     message: 'microBatches must divide promptsPerStep',

@@ -39,6 +39,10 @@ export interface NativeGenerateResult extends NativeRollouts {
   minVersion: number;
   maxVersion: number;
   versionLag: number;
+  /** Mean share of the batch's sequences still decoding per decoding step (1: no straggler tail). */
+  occupancy: number;
+  /** Groups held back unfinished for the next call (partial rollouts). */
+  carriedGroups: number;
   texts: string[];
   profile: NativeProfile;
 }
@@ -52,6 +56,8 @@ export interface NativeGenerateOptions {
   maxNewTokens: number;
   stopToken: number;
   decode: boolean;
+  partialTail: number;
+  maxCarries: number;
 }
 
 export interface NativeTrainOptions {
@@ -158,6 +164,12 @@ export interface NativeEngine {
     stats: NativeTrainStats;
     newTokens: number;
     inflightUpdates: number;
+    occupancy: number;
+    carriedGroups: number;
+    /** Sequences trained on: fewer than generated when partial rollouts carried some groups. */
+    trainedSequences: number;
+    /** Weight lag of the trained tokens against the weights they were trained from. */
+    staleness: { max: number; sum: number; tokens: number; offPolicy: number };
     profile: { generate: NativeProfile; train: NativeProfile; total: NativeProfile };
   }>;
   evaluate(o: { split: 'eval' | 'probe'; limit: number; samples: number }): Promise<NativeEvalResult>;

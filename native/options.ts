@@ -62,6 +62,14 @@ export interface GenerateOptions {
   stopToken?: number;
   /** Also return the decoded text of every sequence. */
   decode?: boolean;
+  /**
+   * Partial rollouts (train split): stop decoding once at most this share of the prompt groups is
+   * unfinished, train on the finished groups and carry the others into the next call, which replays
+   * their tokens and samples on (default 0: off).
+   */
+  partialTail?: number;
+  /** A group carried this many times finishes in the next call (bounds its weight lag; default 1). */
+  maxCarries?: number;
 }
 
 export interface OptimizerOptions {
@@ -185,6 +193,8 @@ export function compileGenerate(o: unknown): NativeGenerateOptions {
     maxNewTokens: int('maxNewTokens', g.maxNewTokens, 0, 0, 4096),
     stopToken: int('stopToken', g.stopToken, -1, -1, 65535),
     decode: bool('decode', g.decode, false),
+    partialTail: num('partialTail', g.partialTail, 0, 0, 0.99),
+    maxCarries: int('maxCarries', g.maxCarries, 1, 0, 64),
   };
 }
 

@@ -20,6 +20,8 @@ export interface HarnessOptions {
   devices: number[];
   map: { mode: PlacementMode; stages: StageDevices };
   microBatches?: number;
+  /** Partial rollouts as the planner would place them (temporal). */
+  partialTail?: number;
   threadsPerDevice?: number;
   /** Bytes per device. */
   memoryBytes: number;
@@ -64,6 +66,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
       devices: o.devices,
       ...o.map,
       ...(o.microBatches ? { microBatches: o.microBatches } : {}),
+      ...(o.partialTail ? { partialTail: o.partialTail } : {}),
       threadsPerDevice,
       memoryBytes: o.memoryBytes,
     },

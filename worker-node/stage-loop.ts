@@ -295,15 +295,25 @@ export class StageLoop {
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
       const result = await this.withDevices('rl_step', step, async () => {
-        const { stats, profile } = await this.learner.rlStep({
-          generate: { numPrompts: w.promptsPerStep, groupSize: w.groupSize, temperature: w.temperature },
+        const { stats, profile, staleness, carriedGroups } = await this.learner.rlStep({
+          generate: {
+            numPrompts: w.promptsPerStep,
+            groupSize: w.groupSize,
+            temperature: w.temperature,
+            // Partial rollouts as the planner placed them: stragglers finish in the next step.
+            partialTail: this.d.start.placement.partialTail ?? 0,
+            maxCarries: Math.max(1, w.maxWeightLag),
+          },
           train: { algorithm: w.algorithm, lr: w.learningRate },
         });
         const seconds = profile.total.seconds;
         const value = await this.afterTrain(step, stats, [
           { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
-          // One call generates and trains on the same weights: every token is on-policy.
-          ...stalenessMetrics(step, noStaleness()),
+          // One call generates and trains; only tokens replayed by partial rollouts are off-policy.
+          ...stalenessMetrics(step, staleness),
+          ...(this.d.start.placement.partialTail
+            ? [{ step, name: 'carried_groups', value: carriedGroups }]
+            : []),
         ]);
         const batch = w.promptsPerStep * w.groupSize;
         return {

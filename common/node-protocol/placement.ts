@@ -30,6 +30,11 @@ export const placementSchema = z
     stages: stageDevicesSchema,
     /** Micro-batches per step the planner chose (absent: the spec's `microBatches`). */
     microBatches: z.number().int().min(1).max(4096).optional(),
+    /**
+     * Partial rollouts the planner chose (temporal): the share of a step's prompt groups generation
+     * may leave unfinished and carry into the next step (absent or 0: off).
+     */
+    partialTail: z.number().min(0).max(0.5).optional(),
     threadsPerDevice: z.number().int().min(1),
     memoryBytes: z.number().int().min(0),
     /** The scheduler leader's epoch that decided this placement (absent on placements from before it). */

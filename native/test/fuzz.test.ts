@@ -167,6 +167,8 @@ test('native surface fuzz: garbage straight into the addon throws errors with co
     maxNewTokens: 0,
     stopToken: -1,
     decode: false,
+    partialTail: 0,
+    maxCarries: 1,
   });
   assert.throws(() => n.evaluate({ split: 'eval', limit: 1, samples: 0 }), { code: 'ENGINE_BUSY' });
   await first;

@@ -8,7 +8,7 @@ import { PoolModel, switchFraction } from './cluster.js';
 import { crashBackoffUntil, estimateQueue, type JoinHost, type Waiting } from './eta.js';
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
-import { planJob, remainingSeconds } from '../planner/plan-job.js';
+import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findCompaction } from './compact.js';
 import { claimLeaving, findVictims } from './preempt.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
@@ -346,15 +346,22 @@ export function schedulePool(
  */
 function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: number): JobPlan | null {
   if (plan.mode === 'temporal' || job.workload.mode !== 'auto') return null;
-  const temporal = planJob({
-    workload: { ...job.workload, mode: 'temporal' },
-    devices: plan.devicesMin,
-    maxDevices: plan.devicesMin,
-    memoryPerDeviceBytes: job.memoryPerDeviceBytes,
-    profile: job.profile,
-    threadsPerDevice,
-  });
+  const temporalPlan = (partialTail: number | undefined) =>
+    planJob({
+      workload: { ...job.workload, mode: 'temporal', ...(partialTail === undefined ? {} : { partialTail }) },
+      devices: plan.devicesMin,
+      maxDevices: plan.devicesMin,
+      memoryPerDeviceBytes: job.memoryPerDeviceBytes,
+      profile: job.profile,
+      threadsPerDevice,
+    });
   const cost = (p: JobPlan) => p.stepSeconds * (p.busyFraction + switchFraction(p));
+  let temporal = temporalPlan(job.workload.partialTail);
+  // Left to the planner, partial rollouts are one more temporal candidate (as in planJob for `auto`).
+  if (job.workload.partialTail === undefined && (job.workload.maxWeightLag ?? 1) >= 1) {
+    const partial = temporalPlan(DEFAULT_PARTIAL_TAIL);
+    if (cost(partial) < cost(temporal)) temporal = partial;
+  }
   return temporal.devicesMin === plan.devicesMin && cost(temporal) < cost(plan) ? temporal : null;
 }
 

@@ -42,6 +42,11 @@ export interface Workload {
   microBatches?: number;
   /** Steps a generator may run ahead of the learner (0: steps do not overlap). */
   maxWeightLag?: number;
+  /**
+   * Partial rollouts for a temporal plan: the share of prompt groups a step may carry unfinished
+   * into the next. Absent: the planner decides (`auto` with weight lag); 0: off.
+   */
+  partialTail?: number;
 }
 
 /** Measured figures of a job's recent steps (stage_profiles), when it has run before. */
@@ -87,6 +92,8 @@ export interface JobPlan {
   trainDevices: number;
   /** The search's predicted step time on the devices, off-device time excluded. */
   predictedStepSeconds: number;
+  /** Partial rollouts of a temporal plan (share of groups carried; 0: off). */
+  partialTail: number;
 }
 
 export interface RunningJob {

@@ -20,6 +20,11 @@ export const ENGINE_STAGES = ['generate', 'train'] as const;
 export const PRIOR_IDLE_FRACTION = 0.2;
 /** Micro-batch counts tried for pipelined plans. */
 const GRANULARITIES = [1, 2, 4, 8, 16];
+/**
+ * Share of a step's prompt groups an `auto` job's temporal plan may carry unfinished into the next
+ * step (partial rollouts): the last eighth, about one decoding wave's worth of stragglers.
+ */
+export const DEFAULT_PARTIAL_TAIL = 0.125;
 
 /** Parameters of a model from the spec's preset or sizes (a decoder: 12·L·d² plus embeddings). */
 export function modelParameters(model: { preset?: string; layers?: number; dModel?: number }): number {
@@ -77,6 +82,7 @@ export function searchEnginePlan(
   requested: Workload['mode'],
   deviceMemoryBytes = Infinity,
   split?: { generate: number; train: number },
+  partialRollouts = false,
 ): EnginePlan {
   const fits = (stage: string, n: number) =>
     (w.parameters * (stage === 'generate' ? 2 : STATE_BYTES_PER_PARAMETER) * 1.3) / n <= deviceMemoryBytes;
@@ -92,7 +98,12 @@ export function searchEnginePlan(
     call: (stage: number, batch: number, n: number) => {
       const name = ENGINE_STAGES[stage]!;
       if (!fits(name, n)) return Infinity;
-      return model.computeSeconds(name, batch, n) + model.switchSeconds(name);
+      // Partial rollouts: generation stops before its stragglers' tail, which the next step finishes.
+      const seconds =
+        partialRollouts && name === 'generate'
+          ? model.streamedSeconds(name, batch, n)
+          : model.computeSeconds(name, batch, n);
+      return seconds + model.switchSeconds(name);
     },
     streamed: (stage: number, batch: number, n: number) => {
       const name = ENGINE_STAGES[stage]!;
@@ -121,7 +132,7 @@ export function searchEnginePlan(
     generate: r.stageDevices.generate!,
     train: r.stageDevices.train!,
   });
-  if (requested === 'temporal' || devices < 2) return asEngine(temporal());
+  if (requested === 'temporal' || devices < 2 || partialRollouts) return asEngine(temporal());
   if (requested === 'hybrid')
     return (
       hybridPlan(model, w, devices, granularities, weightLag, fits, split?.train) ?? asEngine(temporal())
@@ -216,9 +227,10 @@ function hybridPlan(
  * their mean (a streaming generator busy all the time beside trainers busy half of it) made them
  * 1.2–1.4× slower than temporal in the simulator, where they should be faster.
  */
-function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan): number {
+function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan, partialRollouts: boolean): number {
   const b = (w.promptsPerStep / plan.microBatches) * w.groupSize;
-  const gen = plan.microBatches * model.computeSeconds('generate', b, plan.generate.length);
+  const generate = partialRollouts ? model.streamedSeconds.bind(model) : model.computeSeconds.bind(model);
+  const gen = plan.microBatches * generate('generate', b, plan.generate.length);
   const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
   if (plan.mode === 'temporal') return gen + train;
   const training = new Set(plan.train);
@@ -249,7 +261,7 @@ function cacheKey(input: PlanInput): string {
     : '';
   return (
     `${w.mode}|${w.parameters}|${w.promptsPerStep}|${w.groupSize}|${w.sequenceTokens}|` +
-    `${w.microBatches}|${w.maxWeightLag}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
+    `${w.microBatches}|${w.maxWeightLag}|${w.partialTail}|${input.devices}|${input.maxDevices}|${input.memoryPerDeviceBytes}|` +
     `${input.threadsPerDevice}|${input.deviceMemoryBytes}|` +
     `${input.split ? `${input.split.generate}/${input.split.train}` : ''}|${profileKey}`
   );
@@ -288,13 +300,14 @@ function unprofiledFields(input: PlanInput, into: number[]): number[] {
   into[11] = input.deviceMemoryBytes ?? -1;
   into[12] = input.split?.generate ?? -1;
   into[13] = input.split?.train ?? -1;
+  into[14] = w.partialTail ?? -1;
   return into;
 }
 
 const unprofiledCache = new Map<number, { fields: number[]; plan: Readonly<JobPlan> }[]>();
 let unprofiledEntries = 0;
 /** Reused for every lookup: the fields are copied only when a plan is stored. */
-const scratchFields: number[] = new Array<number>(14).fill(0);
+const scratchFields: number[] = new Array<number>(15).fill(0);
 
 function planUnprofiled(input: PlanInput): JobPlan {
   const f = unprofiledFields(input, scratchFields);
@@ -331,15 +344,21 @@ function computePlan(input: PlanInput): JobPlan {
   // wrong split (generation on too few devices) costs far more than a temporal step loses.
   const measured = (input.profile?.stages?.length ?? 0) > 0;
   const requested = w.mode === 'auto' && !measured ? 'temporal' : w.mode;
-  const chosen = searchEnginePlan(
-    model,
-    w,
-    Math.max(1, input.devices),
-    requested,
-    input.deviceMemoryBytes,
-    input.split,
-  );
-  const held = heldPerDevice(model, w, chosen);
+  const devices = Math.max(1, input.devices);
+  let chosen = searchEnginePlan(model, w, devices, requested, input.deviceMemoryBytes, input.split);
+  // Partial rollouts: as the spec sets them for a temporal plan; for `auto` with weight lag, the
+  // temporal plan with them is a candidate of its own, taken when predicted faster than the best.
+  let partialTail = chosen.mode === 'temporal' ? (w.partialTail ?? 0) : 0;
+  if (partialTail > 0)
+    chosen = searchEnginePlan(model, w, devices, 'temporal', input.deviceMemoryBytes, undefined, true);
+  else if (w.partialTail === undefined && w.mode === 'auto' && (w.maxWeightLag ?? 1) >= 1) {
+    const partial = searchEnginePlan(model, w, devices, 'temporal', input.deviceMemoryBytes, undefined, true);
+    if (partial.stepSeconds < chosen.stepSeconds * (1 - 1e-9)) {
+      chosen = partial;
+      partialTail = DEFAULT_PARTIAL_TAIL;
+    }
+  }
+  const held = heldPerDevice(model, w, chosen, partialTail > 0);
   const stateBytes = w.parameters * STATE_BYTES_PER_PARAMETER;
   const sequences = w.promptsPerStep * w.groupSize;
   const activationBytes = sequences * w.sequenceTokens * Math.sqrt(w.parameters) * 4;
@@ -376,6 +395,7 @@ function computePlan(input: PlanInput): JobPlan {
     generateDevices: chosen.generate.length,
     trainDevices: chosen.train.length,
     predictedStepSeconds: chosen.stepSeconds,
+    partialTail,
   };
 }
 

@@ -163,6 +163,7 @@ export async function applyDecisions(
         plan: {
           mode: p.plan.mode,
           microBatches: p.plan.microBatches,
+          partialTail: p.plan.partialTail,
           predictedStepSeconds: p.plan.predictedStepSeconds,
           stepSeconds: p.plan.stepSeconds,
           confidence: p.plan.confidence,
@@ -173,6 +174,7 @@ export async function applyDecisions(
           mode: p.mode,
           stages: p.stages,
           ...(p.mode === 'temporal' ? {} : { microBatches: p.plan.microBatches }),
+          ...(p.mode === 'temporal' && p.plan.partialTail > 0 ? { partialTail: p.plan.partialTail } : {}),
           threadsPerDevice: p.threadsPerDevice,
           memoryBytes: p.memoryBytes,
           epoch: lease.epoch,

@@ -34,6 +34,7 @@ interface WorkflowJson {
   groupSize?: number;
   microBatches?: number;
   maxWeightLag?: number;
+  partialTail?: number;
 }
 interface ResourcesJson {
   devices?: number;
@@ -57,6 +58,7 @@ export function workloadOf(wf: WorkflowJson): Workload {
     sequenceTokens: sequenceTokens(wf.task),
     microBatches: wf.microBatches ?? 1,
     maxWeightLag: wf.maxWeightLag ?? 1,
+    ...(wf.partialTail === undefined ? {} : { partialTail: wf.partialTail }),
   };
 }
 
@@ -354,6 +356,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           ...workloadOf(wf),
           mode: (r.placement?.mode as Workload['mode'] | undefined) ?? 'temporal',
           microBatches: (r.placement?.microBatches as number | undefined) ?? wf.microBatches ?? 1,
+          partialTail: (r.placement?.partialTail as number | undefined) ?? 0,
         },
         threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         devices: Math.max(1, devices.length),

@@ -170,12 +170,15 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       }
       rec.placements++;
       if (p.sharedWith > 0) rec.sharedPlacements++;
-      rec.placementsByMode[p.mode] = (rec.placementsByMode[p.mode] ?? 0) + 1;
+      const planKind =
+        p.mode === 'temporal' && p.plan.partialTail > 0 ? 'temporal with partial rollouts' : p.mode;
+      rec.placementsByMode[planKind] = (rec.placementsByMode[planKind] ?? 0) + 1;
       j.start(p.nodeId, p.devices, delay, {
         mode: p.mode,
         generate: p.stages.generate,
         train: p.stages.train,
         microBatches: p.plan.microBatches ?? 1,
+        partialTail: p.plan.partialTail,
       });
     }
     if (d.takeBack.length > 0) requestRound(now);

@@ -38,6 +38,8 @@ export interface RunPlan {
   generate: number[];
   train: number[];
   microBatches: number;
+  /** Partial rollouts of a temporal plan (share of groups carried; 0: off). */
+  partialTail?: number;
 }
 
 /** Sequences a step's batch holds, as the planner is told (64 prompts × 8 samples). */
@@ -62,6 +64,8 @@ export class JobRun {
   nodeId = '';
   devices: number[] = [];
   plan: RunPlan | null = null;
+  /** Partial rollouts of the temporal plan it runs (0: off). */
+  partialTail = 0;
   placedAt = 0;
   notice: number | null = null;
   firstPlacedAt: number | null = null;
@@ -223,6 +227,7 @@ export class JobRun {
     this.nodeId = nodeId;
     this.devices = devices;
     this.plan = plan && plan.mode !== 'temporal' ? plan : null;
+    this.partialTail = plan && plan.mode === 'temporal' ? (plan.partialTail ?? 0) : 0;
     this.placedAt = now;
     this.notice = null;
     this.noticeReason = null;
@@ -298,7 +303,14 @@ export class JobRun {
 
   private newStep(): void {
     const n = this.devices.length;
-    const { phases, turns } = drawStep(this.spec.shape, this.rng, this.meanUnits, this.spec.devices, n);
+    const { phases, turns } = drawStep(
+      this.spec.shape,
+      this.rng,
+      this.meanUnits,
+      this.spec.devices,
+      n,
+      this.partialTail > 0,
+    );
     if (this.checkpointDue())
       phases.push({ kind: 'checkpoint', held: true, seconds: this.checkpointSeconds });
     const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);

@@ -84,9 +84,12 @@ export interface SimJobSpec {
   recurring?: boolean;
   /**
    * Steps generation may run ahead of training (PipelineRL-style asynchronous RL); 0 or absent:
-   * on-policy. Only a job that allows it can overlap its steps in a spatial plan.
+   * on-policy. Only a job that allows it can overlap its steps in a spatial plan, or carry its
+   * stragglers into the next step (partial rollouts) in a temporal one.
    */
   maxWeightLag?: number;
+  /** Partial rollouts as the spec sets them (0: off); absent: the planner decides. */
+  partialTail?: number;
 }
 
 export interface SimWorkload {

@@ -45,6 +45,7 @@ export function specWorkload(s: SimJobSpec, planner = false): Workload {
     promptsPerStep: 64,
     groupSize: 8,
     sequenceTokens: 1024,
+    ...(s.partialTail === undefined ? {} : { partialTail: s.partialTail }),
   };
 }
 
@@ -82,6 +83,7 @@ export function buildSnapshot(
             ...workloadOf(s),
             mode: j.plan?.mode ?? 'temporal',
             microBatches: j.plan?.microBatches ?? 1,
+            partialTail: j.partialTail,
           },
           devices: s.devices,
           maxDevices: s.devices,

@@ -91,7 +91,10 @@ export function turnOn(t: TurnDraw, d: number, n: number): TurnDraw {
 
 /**
  * A temporal step on `n` of the job's `d` devices: every turn's generation, then training and the
- * sync, all on those devices (on fewer than the spec's, the work spreads over fewer).
+ * sync, all on those devices (on fewer than the spec's, the work spreads over fewer). With partial
+ * rollouts a turn's generation stops when the slots' work is done and its stragglers finish in the
+ * next step's batch (their work is in that turn's bulk): it holds the bulk, and the engine measures
+ * a turn without a tail.
  */
 export function drawStep(
   shape: StepShape,
@@ -99,6 +102,7 @@ export function drawStep(
   meanUnits: number,
   d: number,
   n: number,
+  partial = false,
 ): { phases: Phase[]; turns: TurnDraw[] } {
   const phases: Phase[] = [];
   const turns: TurnDraw[] = [];
@@ -109,7 +113,8 @@ export function drawStep(
     else phases.push({ kind, held: kind !== 'idle', seconds });
   };
   for (let t = 0; t < shape.turns; t++) {
-    const turn = turnOn(drawTurn(shape, rng, meanUnits), d, n);
+    const drawn = turnOn(drawTurn(shape, rng, meanUnits), d, n);
+    const turn = partial ? { sync: drawn.bulk, bulk: drawn.bulk } : drawn;
     turns.push(turn);
     push('generate', turn.sync);
     push('idle', shape.envSeconds);

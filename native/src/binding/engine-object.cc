@@ -31,6 +31,8 @@ GenerateOptions gen_options(const Napi::Object& o) {
   g.sample.top_p = static_cast<float>(num(o, "topP", 1.0, 1e-6, 1));
   g.sample.max_new_tokens = integer(o, "maxNewTokens", 0, 0, 4096);
   g.sample.stop_token = integer(o, "stopToken", -1, -1, 65535);
+  g.sample.partial_tail = static_cast<float>(num(o, "partialTail", 0, 0, 0.99));
+  g.sample.max_carries = integer(o, "maxCarries", 1, 0, 64);
   return g;
 }
 
@@ -84,6 +86,8 @@ Napi::Object rollouts_js(Napi::Env env, const Rollouts& r, int64_t published) {
   o.Set("lengths", to_typed<Napi::Int32Array>(env, r.lengths));
   o.Set("newTokens", static_cast<double>(r.new_tokens));
   o.Set("inflightUpdates", r.inflight_updates);
+  o.Set("occupancy", r.occupancy);
+  o.Set("carriedGroups", r.carried_groups);
   int32_t lo = INT32_MAX, hi = -1;
   for (int32_t v : r.versions)
     if (v >= 0) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -359,6 +363,8 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
       TrainStats st;
       Profile gen, train, total;
       int64_t published = -1;
+      // Weight lag of the trained tokens (replayed ones of partial rollouts are the off-policy ones).
+      int64_t lag_max = 0, lag_sum = 0, lag_tokens = 0, off_policy = 0;
     };
     auto out = std::make_shared<Out>();
     return AsyncCall::start(
@@ -372,6 +378,15 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
           eng->end_call(out->gen, t0);
           const double t1 = now_seconds();
           const uint64_t flops_gen = out->gen.flops;
+          const int64_t learner = eng->weight_version();
+          for (size_t i = 0; i < out->r.versions.size(); ++i) {
+            if (!out->r.mask[i] || out->r.versions[i] < 0) continue;
+            const int64_t lag = std::max<int64_t>(0, learner - out->r.versions[i]);
+            out->lag_max = std::max(out->lag_max, lag);
+            out->lag_sum += lag;
+            ++out->lag_tokens;
+            if (lag > 0) ++out->off_policy;
+          }
           out->st = eng->train(out->r, t);
           out->train.tokens = out->st.tokens;
           out->train.seconds = now_seconds() - t1;
@@ -387,6 +402,15 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
           o.Set("stats", stats_js(env, out->st));
           o.Set("newTokens", static_cast<double>(out->r.new_tokens));
           o.Set("inflightUpdates", out->r.inflight_updates);
+          o.Set("occupancy", out->r.occupancy);
+          o.Set("carriedGroups", out->r.carried_groups);
+          o.Set("trainedSequences", out->r.B);
+          Napi::Object lag = Napi::Object::New(env);
+          lag.Set("max", static_cast<double>(out->lag_max));
+          lag.Set("sum", static_cast<double>(out->lag_sum));
+          lag.Set("tokens", static_cast<double>(out->lag_tokens));
+          lag.Set("offPolicy", static_cast<double>(out->off_policy));
+          o.Set("staleness", lag);
           Napi::Object p = Napi::Object::New(env);
           p.Set("generate", profile_js(env, out->gen));
           p.Set("train", profile_js(env, out->train));

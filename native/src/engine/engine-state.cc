@@ -86,6 +86,7 @@ std::vector<std::string> Engine::save_checkpoint(const std::string& dir, bool wi
 
 void Engine::load_checkpoint(const std::string& dir, bool with_optimizer, int64_t weight_version,
                              int64_t optimizer_step, const std::array<uint64_t, 4>& rng_state) {
+  drop_carried();  // sequences sampled by the weights being replaced
   if (!onloaded_) fail("NOT_ONLOADED", "engine state is offloaded; call onload(fencingToken) first");
   require_no_pending("loadCheckpoint()");
   // Read and validate everything before overwriting anything, so a corrupt file leaves the engine

@@ -88,10 +88,52 @@ Rollouts Engine::generate(const GenerateOptions& o) {
     fail("INVALID_ARGUMENT", "numPrompts * groupSize must be in [1, 65536]");
   if (!(o.sample.temperature >= 0) || !(o.sample.top_p > 0 && o.sample.top_p <= 1))
     fail("INVALID_ARGUMENT", "temperature must be >= 0 and topP in (0, 1]");
+  if (!(o.sample.partial_tail >= 0 && o.sample.partial_tail < 1) || o.sample.max_carries < 0)
+    fail("INVALID_ARGUMENT", "partialTail must be in [0, 1) and maxCarries >= 0");
   std::vector<Problem> problems = pick_problems(o);
   GenContext ctx{dev_.get(), &layout_, params_.data(), task_.get(), &weight_version_, nullptr};
   if (subscriber_) ctx.poll_weights = [this] { return pull_weights() >= 0; };
-  return ts::generate(ctx, problems, o.group, o.sample, rng_);
+  const bool carrying = o.split == "train" && !carry_.empty() && carry_group_ == o.group;
+  if (o.split == "train" && !carrying) drop_carried();
+  if (!carrying && o.sample.partial_tail <= 0) return ts::generate(ctx, problems, o.group, o.sample, rng_);
+  // Carried groups go first, then the fresh ones.
+  std::vector<Carried> carried(carry_.begin(), carry_.end());
+  carried.resize(carry_.size() + problems.size());
+  problems.insert(problems.begin(), carry_problems_.begin(), carry_problems_.end());
+  drop_carried();
+  Rollouts all = ts::generate(ctx, problems, o.group, o.sample, rng_, &carried);
+  std::vector<int> finished;
+  for (int g = 0; g < all.B / o.group; ++g) {
+    const int first = g * o.group;
+    bool whole = true;
+    for (int m = 0; m < o.group; ++m) whole = whole && all.done[first + m];
+    if (whole) {
+      for (int m = 0; m < o.group; ++m) finished.push_back(first + m);
+      continue;
+    }
+    for (int m = 0; m < o.group; ++m) {
+      const int b = first + m;
+      const int64_t from = static_cast<int64_t>(b) * all.T + all.start[b];
+      Carried k;
+      k.tokens.assign(all.tokens.begin() + from, all.tokens.begin() + from + all.lengths[b]);
+      k.logprobs.assign(all.logprobs.begin() + from, all.logprobs.begin() + from + all.lengths[b]);
+      k.versions.assign(all.versions.begin() + from, all.versions.begin() + from + all.lengths[b]);
+      k.carries = carried[b].carries + 1;
+      carry_.push_back(std::move(k));
+      carry_problems_.push_back(problems[b]);
+    }
+  }
+  carry_group_ = o.group;
+  Rollouts out = select_rows(all, finished);
+  out.new_tokens = all.new_tokens;
+  out.carried_groups = carried_groups();
+  return out;
+}
+
+void Engine::drop_carried() {
+  carry_.clear();
+  carry_problems_.clear();
+  carry_group_ = 0;
 }
 
 EvalResult Engine::evaluate(const std::string& split, int limit, int samples) {

@@ -100,7 +100,11 @@ class Engine {
   void begin_call(Profile& p);  // NOT_ONLOADED check + profile counters
   void end_call(Profile& p, double t0);
 
+  // Training split with `sample.partial_tail` > 0: returns the groups that finished and carries the
+  // rest into the next call (Rollouts::carried_groups says how many).
   Rollouts generate(const GenerateOptions& o);
+  int carried_groups() const { return carry_group_ > 0 ? static_cast<int>(carry_.size()) / carry_group_ : 0; }
+  void drop_carried();
   TrainStats train(const Rollouts& r, const TrainOptions& o);
   // Gradient accumulation (engine-accumulate.cc): accumulate() adds one micro-batch's gradient,
   // scaled so that the sum is the gradient of one train() on all micro-batches together;
@@ -163,6 +167,11 @@ class Engine {
   int64_t weight_version_ = 0;
   Rng rng_;
   std::unique_ptr<WeightShm> publisher_, subscriber_;
+  // Partial rollouts: the unfinished groups of the last training-split generate(), carried into the
+  // next. Not checkpointed: a resumed job samples them anew.
+  std::vector<Problem> carry_problems_;
+  std::vector<Carried> carry_;
+  int carry_group_ = 0;
 };
 
 }  // namespace ts

@@ -29,6 +29,7 @@ export const plan = (over: Partial<JobPlan> = {}): JobPlan => ({
   generateDevices: over.devicesMin ?? 1,
   trainDevices: over.devicesMin ?? 1,
   predictedStepSeconds: 8,
+  partialTail: 0,
   ...over,
 });
 

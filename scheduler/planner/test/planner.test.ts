@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CostModel, fitStage, priorCoefficients, type StageSample } from '../cost-model.js';
 import { searchPlan, type CutKind, type SearchCosts } from '../search.js';
-import { planJob, searchEnginePlan, costModelOf } from '../plan-job.js';
+import { DEFAULT_PARTIAL_TAIL, planJob, searchEnginePlan, costModelOf } from '../plan-job.js';
 import type { Workload } from '../../core/types.js';
 
 const facts = { parameters: 400_000, sequenceTokens: 10, threadsPerDevice: 1 };
@@ -262,12 +262,35 @@ describe('planJob', () => {
 
   it('splits a job only once its stages are measured, and then where a generator streaming ahead wins', () => {
     assert.equal(planJob(input()).mode, 'temporal', 'no profile: temporal, whatever the prior says');
-    const measured = { ...input(), profile: profiled(tailed(12)) };
+    // Partial rollouts off: a temporal plan then holds generation's tail (below, with them on).
+    const measured = { ...input({ partialTail: 0 }), profile: profiled(tailed(12)) };
     const ahead = planJob(measured);
     assert.equal(ahead.mode, 'spatial', 'generation streams on its devices while training runs on the rest');
     assert.ok(ahead.predictedStepSeconds < 12);
     const onPolicy = planJob({ ...measured, workload: w({ maxWeightLag: 0 }) });
     assert.ok(onPolicy.predictedStepSeconds > ahead.predictedStepSeconds, 'no lag, no overlap of steps');
+  });
+
+  it('leaves the tail to the next step with partial rollouts where the job allows weight lag', () => {
+    const profile = profiled(tailed(12));
+    // Nothing measured, no tail known: nothing to gain, so not chosen.
+    assert.equal(planJob(input()).partialTail, 0);
+    const partial = planJob({ ...input(), profile });
+    assert.equal(partial.mode, 'temporal');
+    assert.equal(partial.partialTail, DEFAULT_PARTIAL_TAIL);
+    // 4 s of the 10 s generation is the tail: the step loses it, and beats the split that streams.
+    const split = planJob({ ...input({ partialTail: 0 }), profile });
+    const holding = planJob({ ...input({ mode: 'temporal' }), profile });
+    assert.equal(holding.partialTail, 0, 'an explicit mode without partialTail: off');
+    assert.ok(Math.abs(holding.predictedStepSeconds - partial.predictedStepSeconds - 4) < 0.1);
+    assert.ok(partial.predictedStepSeconds < split.predictedStepSeconds);
+    assert.ok(partial.busyFraction < holding.busyFraction, 'its devices are free for longer');
+    // On-policy jobs never carry a sequence into the next step.
+    assert.equal(planJob({ ...input({ maxWeightLag: 0 }), profile }).partialTail, 0);
+    // As the spec sets it: on for a temporal plan, priced without the tail.
+    const asked = planJob({ ...input({ mode: 'temporal', partialTail: 0.25 }), profile });
+    assert.equal(asked.partialTail, 0.25);
+    assert.equal(asked.predictedStepSeconds, partial.predictedStepSeconds);
   });
 
   it('never puts a stage on fewer devices than its state fits', () => {

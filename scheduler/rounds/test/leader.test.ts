@@ -47,6 +47,7 @@ const placing = (j: { id: string; tenantId: string; nodeId: string }): Decisions
         generateDevices: 1,
         trainDevices: 1,
         predictedStepSeconds: 1,
+        partialTail: 0,
       },
       sharedWith: 0,
     },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultPolicy, kueueLikePolicy } from '../../core/policy.js';
 import { simulate } from '../engine.js';
+import { DEFAULT_PARTIAL_TAIL } from '../../planner/plan-job.js';
 import { defaultPhysics, GB, GiB, stepFigures, type SimJobSpec, type SimWorkload } from '../model.js';
 import { summarise } from '../summary.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
@@ -109,7 +110,8 @@ describe('simulator engine', () => {
   });
 
   it('runs the plans the stage planner chooses: a measured job that may run ahead goes spatial and steps faster', () => {
-    const spec = job('ahead', { devices: 4, shape: aheadShape, maxWeightLag: 1, steps: 30 });
+    // Partial rollouts off: the split is what hides generation's tail (below, with them on).
+    const spec = job('ahead', { devices: 4, shape: aheadShape, maxWeightLag: 1, steps: 30, partialTail: 0 });
     const temporal = simulate(world([spec], 4), defaultPolicy);
     const modes: string[] = [];
     const planned = simulate(world([spec], 4), defaultPolicy, {
@@ -130,6 +132,30 @@ describe('simulator engine', () => {
     assert.ok(strict.end <= simulate(world([onPolicy], 4), defaultPolicy).end * 1.05);
   });
 
+  it('runs partial rollouts where the planner chooses them: a temporal job that leaves its tail to the next step', () => {
+    const spec = job('carry', { devices: 1, shape: aheadShape, maxWeightLag: 1, steps: 30 });
+    const holding = simulate(world([spec], 1), defaultPolicy);
+    const placed: number[] = [];
+    const planned = simulate(world([spec], 1), defaultPolicy, {
+      planner: true,
+      observe: (_s, d) => placed.push(...d.place.map((p) => p.plan.partialTail)),
+    });
+    assert.deepEqual(placed, [DEFAULT_PARTIAL_TAIL]);
+    assert.deepEqual(planned.recorder.violations, []);
+    assert.equal(planned.jobs[0]!.stepsDone, 30);
+    assert.ok(
+      planned.end < 0.95 * holding.end,
+      `partial ${planned.end.toFixed(0)} s against holding the tail ${holding.end.toFixed(0)} s`,
+    );
+    // On-policy: nothing is carried.
+    const strict: number[] = [];
+    simulate(world([{ ...spec, maxWeightLag: 0 }], 1), defaultPolicy, {
+      planner: true,
+      observe: (_s, d) => strict.push(...d.place.map((p) => p.plan.partialTail)),
+    });
+    assert.deepEqual(strict, [0]);
+  });
+
   it('re-plans a job measured after it started in place, while another waits for its devices', () => {
     // The job above, new (no earlier profile): it starts temporal on the prior, is measured, and
     // moves to a spatial plan on the same 4 devices although a 4-device job waits for them.
@@ -139,6 +165,7 @@ describe('simulator engine', () => {
       maxWeightLag: 1,
       steps: 60,
       recurring: false,
+      partialTail: 0,
     });
     const waiter = job('waiter', { devices: 4, arrival: 60, steps: 5 });
     const placements: [string, string, string][] = [];

@@ -906,6 +906,8 @@ export interface components {
              * @default 1
              */
             microBatches?: number;
+            /** @description Partial rollouts (temporal placements): each step stops generating once at most this share of its prompt groups is unfinished, trains on the finished ones and carries the rest into the next step (their tokens keep the weight version they were sampled under; a group is carried at most maxWeightLag times). 0 = off; absent = the planner decides for mode auto (it turns it on where the job's profile shows a straggler tail) */
+            partialTail?: number;
             /** @default 20 */
             checkpointEvery?: number;
             /** @default 10 */
@@ -1293,6 +1295,7 @@ export interface components {
             mode: "temporal" | "spatial" | "hybrid";
             stages: components["schemas"]["StageDevices"];
             microBatches?: number;
+            partialTail?: number;
             threadsPerDevice: number;
             memoryBytes: number;
             epoch?: number;
