@@ -37,7 +37,9 @@ interface HoldResult<T> {
   tokens?: number;
   batch?: number;
   /** Stages run inside one hold (temporal): reported as one profile row each. */
-  parts?: { stage: string; seconds: number; tokens: number; batch: number }[];
+  parts?: { stage: string; seconds: number; tokens: number; batch: number; occupancy?: number }[];
+  /** Generation's slot occupancy (engine `occupancy`), for a hold that only generates. */
+  occupancy?: number;
 }
 
 /**
@@ -64,6 +66,7 @@ function holdRows(
       onloadSeconds: last ? row.onloadSeconds : 0,
       offloadSeconds: last ? row.offloadSeconds : 0,
       computeSeconds: Math.min(p.seconds, seconds),
+      occupancy: p.occupancy ?? null,
     });
   });
   return rows;
@@ -225,6 +228,7 @@ export class StageLoop {
         offloadSeconds,
         // The engine's own measure where it keeps one; else the stage ran on the devices throughout.
         computeSeconds: out.profile ? out.profile.seconds : (t1 - t0) / 1000 - onloadSeconds,
+        occupancy: out.occupancy ?? null,
       };
       this.d.report({
         metrics: [],
@@ -295,7 +299,7 @@ export class StageLoop {
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
       const result = await this.withDevices('rl_step', step, async () => {
-        const { stats, profile, staleness, carriedGroups } = await this.learner.rlStep({
+        const { stats, profile, staleness, carriedGroups, occupancy } = await this.learner.rlStep({
           generate: {
             numPrompts: w.promptsPerStep,
             groupSize: w.groupSize,
@@ -323,7 +327,13 @@ export class StageLoop {
           batch,
           // The cost model fits generation and training apart, so the one hold is reported as both.
           parts: [
-            { stage: 'generate', seconds: profile.generate.seconds, tokens: profile.generate.tokens, batch },
+            {
+              stage: 'generate',
+              seconds: profile.generate.seconds,
+              tokens: profile.generate.tokens,
+              batch,
+              occupancy,
+            },
             { stage: 'train', seconds: profile.train.seconds, tokens: profile.train.tokens, batch },
           ],
         };
@@ -423,7 +433,13 @@ export class StageLoop {
               const r = await generating.time(() =>
                 gen.generate({ numPrompts: prompts, groupSize: w.groupSize, temperature: w.temperature }),
               );
-              return { value: r, profile: r.profile, tokens: r.newTokens, batch: prompts * w.groupSize };
+              return {
+                value: r,
+                profile: r.profile,
+                tokens: r.newTokens,
+                batch: prompts * w.groupSize,
+                occupancy: r.occupancy,
+              };
             },
             (s) => balancer?.meter.generatorBusy(s),
           );

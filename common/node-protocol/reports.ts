@@ -43,6 +43,11 @@ export const stageProfileSchema = z.strictObject({
    * the hold, less onload and offload, is idle-held time (device-time.ts).
    */
   computeSeconds: seconds().nullable().default(null),
+  /**
+   * Generation: the mean share of the call's sequences still decoding per decoding step (1: none
+   * waited for stragglers); the rest is the tail the planner's cost model takes out. Null elsewhere.
+   */
+  occupancy: z.number().min(0).max(1).nullable().default(null),
 });
 export type StageProfileReport = z.output<typeof stageProfileSchema>;
 

@@ -357,10 +357,11 @@ function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: nu
     });
   const cost = (p: JobPlan) => p.stepSeconds * (p.busyFraction + switchFraction(p));
   let temporal = temporalPlan(job.workload.partialTail);
-  // Left to the planner, partial rollouts are one more temporal candidate (as in planJob for `auto`).
+  // Left to the planner, partial rollouts are one more temporal candidate, kept unless it costs
+  // more (as in planJob for `auto`).
   if (job.workload.partialTail === undefined && (job.workload.maxWeightLag ?? 1) >= 1) {
     const partial = temporalPlan(DEFAULT_PARTIAL_TAIL);
-    if (cost(partial) < cost(temporal)) temporal = partial;
+    if (cost(partial) <= cost(temporal)) temporal = partial;
   }
   return temporal.devicesMin === plan.devicesMin && cost(temporal) < cost(plan) ? temporal : null;
 }

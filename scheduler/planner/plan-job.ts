@@ -347,13 +347,15 @@ function computePlan(input: PlanInput): JobPlan {
   const devices = Math.max(1, input.devices);
   let chosen = searchEnginePlan(model, w, devices, requested, input.deviceMemoryBytes, input.split);
   // Partial rollouts: as the spec sets them for a temporal plan; for `auto` with weight lag, the
-  // temporal plan with them is a candidate of its own, taken when predicted faster than the best.
+  // temporal plan with them is a candidate of its own, taken unless predicted slower than the best.
+  // Without a measured tail it is priced as the plain temporal plan and still taken: the engine
+  // carries groups only when stragglers hold a step up, within the lag the job allows.
   let partialTail = chosen.mode === 'temporal' ? (w.partialTail ?? 0) : 0;
   if (partialTail > 0)
     chosen = searchEnginePlan(model, w, devices, 'temporal', input.deviceMemoryBytes, undefined, true);
   else if (w.partialTail === undefined && w.mode === 'auto' && (w.maxWeightLag ?? 1) >= 1) {
     const partial = searchEnginePlan(model, w, devices, 'temporal', input.deviceMemoryBytes, undefined, true);
-    if (partial.stepSeconds < chosen.stepSeconds * (1 - 1e-9)) {
+    if (partial.stepSeconds <= chosen.stepSeconds * (1 + 1e-9)) {
       chosen = partial;
       partialTail = DEFAULT_PARTIAL_TAIL;
     }

@@ -15,6 +15,8 @@ export interface ProfileRow {
   peakBytes: number;
   onloadSeconds: number;
   offloadSeconds: number;
+  /** Generation's slot occupancy, where the engine reported it. */
+  occupancy?: number | null;
 }
 
 const median = (xs: number[]) => {
@@ -50,6 +52,8 @@ export function trimmedMean(xs: number[]): number {
   return kept.length ? kept.reduce((a, b) => a + b, 0) / kept.length : median(xs);
 }
 
+const computeOf = (r: ProfileRow) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds);
+
 export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
   const groups = new Map<string, ProfileRow[]>();
   const first = Math.min(...rows.map((r) => r.step ?? Infinity));
@@ -65,13 +69,21 @@ export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
     const recent = [...new Set(all.map((r) => r.step!))].sort((a, b) => b - a).slice(0, PROFILE_WINDOW_STEPS);
     const from = recent[recent.length - 1]!;
     const g = all.filter((r) => r.step! >= from);
+    // Occupancy of the calls the compute mean keeps (within OUTLIER_FACTOR × the median).
+    const cut = OUTLIER_FACTOR * median(g.map(computeOf));
+    const occupancies = g
+      .filter((r) => computeOf(r) <= cut)
+      .flatMap((r) => (r.occupancy === null || r.occupancy === undefined ? [] : [r.occupancy]));
     return {
       stage: g[0]!.stage,
       batch: g[0]!.batch,
       devices: g[0]!.devices,
-      computeSeconds: trimmedMean(g.map((r) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds))),
+      computeSeconds: trimmedMean(g.map(computeOf)),
       switchSeconds: trimmedMean(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
       count: g.length,
+      ...(occupancies.length
+        ? { occupancy: occupancies.reduce((a, b) => a + b, 0) / occupancies.length }
+        : {}),
     };
   });
 }

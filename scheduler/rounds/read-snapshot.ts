@@ -194,7 +194,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
             `WITH r AS (
              SELECT job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
-                    onload_seconds + offload_seconds AS switching,
+                    onload_seconds + offload_seconds AS switching, occupancy,
                     min(step) OVER (PARTITION BY job_id) AS first
                FROM stage_profiles
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
@@ -202,11 +202,11 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
            ), w AS (
              -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS); each
              -- shape is fitted from its most recent steps (PROFILE_WINDOW_STEPS).
-             SELECT job_id, stage, batch, devices, compute, switching,
+             SELECT job_id, stage, batch, devices, compute, switching, occupancy,
                     dense_rank() OVER (PARTITION BY job_id, stage, batch, devices ORDER BY step DESC) AS recent
                FROM r WHERE step >= first + $3
            ), p AS (
-             SELECT job_id, stage, batch, devices, compute, switching FROM w WHERE recent <= $4
+             SELECT job_id, stage, batch, devices, compute, switching, occupancy FROM w WHERE recent <= $4
            ), m AS (
              SELECT job_id, stage, batch, devices,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
@@ -215,7 +215,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
            )
            SELECT p.job_id, p.stage, p.batch, p.devices, count(*)::int AS n,
                   coalesce(avg(p.compute) FILTER (WHERE p.compute <= $2 * m.mc), max(m.mc))::float8 AS compute,
-                  coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching
+                  coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching,
+                  avg(p.occupancy) FILTER (WHERE p.compute <= $2 * m.mc)::float8 AS occupancy
              FROM p JOIN m USING (job_id, stage, batch, devices)
             GROUP BY p.job_id, p.stage, p.batch, p.devices`,
             [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS],
@@ -307,6 +308,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       computeSeconds: r.compute,
       switchSeconds: r.switching,
       count: r.n,
+      ...(r.occupancy === null ? {} : { occupancy: r.occupancy }),
     });
     stageSamples.set(r.job_id, list);
   }

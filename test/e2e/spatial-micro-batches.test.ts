@@ -59,6 +59,16 @@ test(
     );
     assert.equal(rows.length, 2 * STEPS);
     for (const r of rows) assert.deepEqual([r.n, r.lo, r.hi], [MICRO, (32 / MICRO) * 4, (32 / MICRO) * 4]);
+    // Generation reports its slot occupancy (the planner's tail), training none.
+    const occupancy = await c.h.api.deps.db.pool.query(
+      `SELECT stage, count(occupancy)::int AS n, min(occupancy) AS lo, max(occupancy) AS hi FROM stage_profiles
+     WHERE job_id = $1 AND stage IN ('generate', 'train') GROUP BY stage ORDER BY stage`,
+      [id],
+    );
+    const [gen0, train0] = occupancy.rows;
+    assert.equal(gen0.n, STEPS * MICRO);
+    assert.ok(gen0.lo > 0 && gen0.hi <= 1, `generation occupancy ${gen0.lo}–${gen0.hi}`);
+    assert.equal(train0.n, 0);
 
     const holds = (await c.h.admin(c.h.http.get(`/v1/nodes/${nodeId}/timeline?limit=10000`)).expect(200)).body
       .data as { device: number; stage: string; start: string; end: string }[];

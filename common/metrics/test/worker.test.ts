@@ -29,6 +29,7 @@ const profile = (stage: string, seconds: number, tokens: number, computeSeconds:
   onloadSeconds: 0.01,
   offloadSeconds: 0.02,
   computeSeconds,
+  occupancy: null,
 });
 
 test('the daemon counts what its job processes report, labelled by pool and stage only', async () => {

@@ -273,8 +273,10 @@ describe('planJob', () => {
 
   it('leaves the tail to the next step with partial rollouts where the job allows weight lag', () => {
     const profile = profiled(tailed(12));
-    // Nothing measured, no tail known: nothing to gain, so not chosen.
-    assert.equal(planJob(input()).partialTail, 0);
+    // Nothing measured, no tail known: priced as holding the tail, and on (it carries only stragglers).
+    const unmeasured = planJob(input());
+    assert.equal(unmeasured.partialTail, DEFAULT_PARTIAL_TAIL);
+    assert.equal(unmeasured.predictedStepSeconds, planJob(input({ partialTail: 0 })).predictedStepSeconds);
     const partial = planJob({ ...input(), profile });
     assert.equal(partial.mode, 'temporal');
     assert.equal(partial.partialTail, DEFAULT_PARTIAL_TAIL);

@@ -1,6 +1,7 @@
 // The cost model's samples as the round reads them from PostgreSQL are the ones profile-summary.ts
 // computes from the same rows (the two homes of one rule): warm-up left out, calls past 3× the
-// median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps.
+// median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps;
+// generation's slot occupancy averaged over the calls the mean keeps.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { PROFILE_WINDOW_STEPS, stageSamples, type ProfileRow } from '../../planner/profile-summary.js';
@@ -37,6 +38,8 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
         peakBytes: 1e6,
         onloadSeconds: 0.02,
         offloadSeconds: 0.01,
+        // Longer completions, a longer tail: the slots are busy less of the call.
+        occupancy: step >= 45 ? 0.6 : 0.8,
       });
     rows.push({
       stage: 'train',
@@ -51,8 +54,8 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
   }
   for (const r of rows)
     await pool.query(
-      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         id,
         nodeId,
@@ -64,6 +67,7 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
         r.peakBytes,
         r.onloadSeconds,
         r.offloadSeconds,
+        r.occupancy ?? null,
       ],
     );
 
@@ -84,10 +88,18 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
       `${key(s)}: ${s.computeSeconds} vs ${e.computeSeconds}`,
     );
     assert.ok(Math.abs(s.switchSeconds - e.switchSeconds) < 1e-9, key(s));
+    assert.equal(s.occupancy === undefined, e.occupancy === undefined, key(s));
+    if (e.occupancy !== undefined) assert.ok(Math.abs(s.occupancy! - e.occupancy) < 1e-9, key(s));
   }
   // The window, as figures: 4-device generation over steps 45–60 alone, the slowed pace (1.2 s less
   // 0.03 s of switching), two of them (49, 56) with a second call 0.01 s longer.
   const gen4 = fromSql.find((s) => s.stage === 'generate' && s.devices === 4)!;
   assert.equal(gen4.count, PROFILE_WINDOW_STEPS + 2);
   assert.ok(Math.abs(gen4.computeSeconds - (1.17 + 0.02 / gen4.count)) < 1e-9, String(gen4.computeSeconds));
+  assert.ok(Math.abs(gen4.occupancy! - 0.6) < 1e-9, String(gen4.occupancy));
+  // On 2 devices (steps 3–30, before the slowdown): no tail change yet; training reports none.
+  assert.ok(
+    Math.abs(fromSql.find((s) => s.stage === 'generate' && s.devices === 2)!.occupancy! - 0.8) < 1e-9,
+  );
+  assert.equal(fromSql.find((s) => s.stage === 'train')!.occupancy, undefined);
 });

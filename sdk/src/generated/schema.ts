@@ -1335,6 +1335,8 @@ export interface components {
                 offloadSeconds?: number;
                 /** @default null */
                 computeSeconds?: number | null;
+                /** @default null */
+                occupancy?: number | null;
             }[];
             /** @default [] */
             events?: components["schemas"]["NodeJobEvent"][];
