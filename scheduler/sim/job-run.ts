@@ -309,7 +309,7 @@ export class JobRun {
       this.meanUnits,
       this.spec.devices,
       n,
-      this.partialTail > 0,
+      this.partialTail,
     );
     if (this.checkpointDue())
       phases.push({ kind: 'checkpoint', held: true, seconds: this.checkpointSeconds });

@@ -34,6 +34,8 @@ export interface Phase {
  */
 const SEQUENCES = 64;
 const WAVES = 8;
+/** GRPO groups in a turn's batch (of SEQUENCES / GROUPS samples each, dispatched together). */
+const GROUPS = 8;
 
 /** One turn's generation on the job's own devices, in units of a median completion. */
 export interface TurnDraw {
@@ -41,23 +43,48 @@ export interface TurnDraw {
   sync: number;
   /** The slots' work alone (sync less the stragglers' tail). */
   bulk: number;
+  /**
+   * With partial rollouts: until all but the carried groups have ended (a group ends with its last
+   * sample), plus the carried sequences' remaining work spread over the slots, which the next
+   * turn does. Between `bulk` and `sync`: a group waits for its longest sample.
+   */
+  partial: number;
 }
 
-export function drawTurnUnits(sigma: number, rng: Rng): TurnDraw {
-  if (sigma <= 0) return { sync: 1, bulk: 1 };
+/** `carried`: groups partial rollouts leave unfinished (the planner's 1/8 of the batch: 1). */
+export function drawTurnUnits(sigma: number, rng: Rng, carried = 1): TurnDraw {
+  if (sigma <= 0) return { sync: 1, bulk: 1, partial: 1 };
   const slots = SEQUENCES / WAVES;
   const free = new FreeTimes();
   free.add(0, slots);
   let sum = 0;
   let end = 0;
+  const starts: number[] = [];
+  const ends: number[] = [];
   for (let i = 0; i < SEQUENCES; i++) {
     const length = rng.lognormal(1, sigma);
     sum += length;
-    const done = free.take(1) + length;
+    const start = free.take(1);
+    const done = start + length;
+    starts.push(start);
+    ends.push(done);
     end = Math.max(end, done);
     free.add(done, 1);
   }
-  return { sync: end, bulk: sum / slots };
+  return { sync: end, bulk: sum / slots, partial: partialUnits(starts, ends, slots, carried) };
+}
+
+/** When all but `carried` groups have ended, plus what is left of the others over the slots. */
+function partialUnits(starts: number[], ends: number[], slots: number, carried: number): number {
+  const size = SEQUENCES / GROUPS;
+  const groupEnds = Array.from({ length: GROUPS }, (_, g) =>
+    Math.max(...ends.slice(g * size, (g + 1) * size)),
+  );
+  groupEnds.sort((a, b) => a - b);
+  const stop = groupEnds[GROUPS - 1 - Math.max(0, Math.min(GROUPS - 1, carried))]!;
+  let left = 0;
+  for (let i = 0; i < SEQUENCES; i++) if (ends[i]! > stop) left += ends[i]! - Math.max(stop, starts[i]!);
+  return stop + left / slots;
 }
 
 /**
@@ -77,24 +104,24 @@ export function turnStats(sigma: number, rng: Rng, samples = 200): { meanUnits: 
 }
 
 /** One turn in seconds on the job's own devices. */
-export function drawTurn(shape: StepShape, rng: Rng, meanUnits: number): TurnDraw {
-  const u = drawTurnUnits(shape.tailSigma, rng);
+export function drawTurn(shape: StepShape, rng: Rng, meanUnits: number, carried = 1): TurnDraw {
+  const u = drawTurnUnits(shape.tailSigma, rng, carried);
   const scale = shape.generateSeconds / meanUnits;
-  return { sync: u.sync * scale, bulk: u.bulk * scale };
+  return { sync: u.sync * scale, bulk: u.bulk * scale, partial: u.partial * scale };
 }
 
 /** A turn on `n` devices instead of the job's `d`: the bulk spreads, the tail does not. */
 export function turnOn(t: TurnDraw, d: number, n: number): TurnDraw {
   const bulk = (t.bulk * d) / n;
-  return { sync: bulk + (t.sync - t.bulk), bulk };
+  return { sync: bulk + (t.sync - t.bulk), bulk, partial: bulk + (t.partial - t.bulk) };
 }
 
 /**
  * A temporal step on `n` of the job's `d` devices: every turn's generation, then training and the
  * sync, all on those devices (on fewer than the spec's, the work spreads over fewer). With partial
- * rollouts a turn's generation stops when the slots' work is done and its stragglers finish in the
- * next step's batch (their work is in that turn's bulk): it holds the bulk, and the engine measures
- * a turn without a tail.
+ * rollouts (`partialTail` > 0: that share of the batch's groups may be carried) a turn's generation
+ * stops once all but the carried groups have ended, and the next turn finishes their remaining
+ * work on its slots (`TurnDraw.partial`).
  */
 export function drawStep(
   shape: StepShape,
@@ -102,8 +129,9 @@ export function drawStep(
   meanUnits: number,
   d: number,
   n: number,
-  partial = false,
+  partialTail = 0,
 ): { phases: Phase[]; turns: TurnDraw[] } {
+  const carried = Math.floor(partialTail * GROUPS + 1e-9);
   const phases: Phase[] = [];
   const turns: TurnDraw[] = [];
   const push = (kind: PhaseKind, seconds: number) => {
@@ -113,8 +141,8 @@ export function drawStep(
     else phases.push({ kind, held: kind !== 'idle', seconds });
   };
   for (let t = 0; t < shape.turns; t++) {
-    const drawn = turnOn(drawTurn(shape, rng, meanUnits), d, n);
-    const turn = partial ? { sync: drawn.bulk, bulk: drawn.bulk } : drawn;
+    const drawn = turnOn(drawTurn(shape, rng, meanUnits, carried), d, n);
+    const turn = carried > 0 ? { ...drawn, sync: drawn.partial } : drawn;
     turns.push(turn);
     push('generate', turn.sync);
     push('idle', shape.envSeconds);

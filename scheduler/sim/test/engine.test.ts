@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultPolicy, kueueLikePolicy } from '../../core/policy.js';
 import { simulate } from '../engine.js';
+import { Rng } from '../rng.js';
+import { drawTurnUnits } from '../step.js';
 import { DEFAULT_PARTIAL_TAIL } from '../../planner/plan-job.js';
 import { defaultPhysics, GB, GiB, stepFigures, type SimJobSpec, type SimWorkload } from '../model.js';
 import { summarise } from '../summary.js';
@@ -154,6 +156,28 @@ describe('simulator engine', () => {
       observe: (_s, d) => strict.push(...d.place.map((p) => p.plan.partialTail)),
     });
     assert.deepEqual(strict, [0]);
+  });
+
+  it('partial rollouts stop a turn when all but the carried groups have ended: between bulk and tail', () => {
+    const draw = (carried: number) => {
+      const rng = new Rng(3);
+      return Array.from({ length: 300 }, () => drawTurnUnits(0.8, rng, carried));
+    };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const one = draw(1);
+    for (const t of one) assert.ok(t.bulk <= t.partial + 1e-9 && t.partial <= t.sync + 1e-9);
+    // Nothing carried: the turn waits for its last sequence.
+    assert.ok(draw(0).every((t) => Math.abs(t.partial - t.sync) < 1e-9));
+    // A group waits for its longest sample, so carrying 1 of 8 groups recovers part of the tail.
+    const [sync, bulk, partial] = [
+      mean(one.map((t) => t.sync)),
+      mean(one.map((t) => t.bulk)),
+      mean(one.map((t) => t.partial)),
+    ];
+    const recovered = (sync - partial) / (sync - bulk);
+    assert.ok(recovered > 0.4 && recovered < 0.95, `recovered ${recovered.toFixed(2)} of the tail`);
+    // More groups carried, more of it.
+    assert.ok(mean(draw(3).map((t) => t.partial)) < partial);
   });
 
   it('re-plans a job measured after it started in place, while another waits for its devices', () => {
