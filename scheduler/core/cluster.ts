@@ -206,6 +206,8 @@ export class PoolModel {
     nodeId: string,
     plan: JobPlan,
     count: number,
+    joiner: string | null = null,
+    isProtected: ((tenantId: string) => boolean) | null = null,
   ): { devices: number[]; shared: number; cost: number } | null {
     const { groups, widths } = this.groupsOf(nodeId);
     if (!widths.has(count)) return null;
@@ -216,7 +218,12 @@ export class PoolModel {
     // Loops, not callbacks: a round asks this of every open node for thousands of jobs.
     for (let k = 0; k < groups.length; k++) {
       const g = groups[k]!;
-      if (g.length !== count || !this.allCanJoin(g, plan)) continue;
+      if (g.length !== count) continue;
+      if (joiner !== null && isProtected && this.protectedFrom(g[0]!, joiner, isProtected)) {
+        if (this.allCanJoin(g, plan)) this.skippedProtected = true;
+        continue;
+      }
+      if (!this.allCanJoin(g, plan)) continue;
       let load = 0;
       // Summed as fitOnNode sums it, so the same group wins.
       for (const s of g) load += s.busy + s.switching + plan.busyFraction + switchFraction(plan);
@@ -227,6 +234,18 @@ export class PoolModel {
     for (const s of slots)
       if (s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes) free++;
     return { devices: best.map((s) => s.index), shared: count, cost: count * 1000 + bestLoad + free / 1000 };
+  }
+
+  /** Set by joinGroup when it passed over a group it could join but for `isProtected`. */
+  skippedProtected = false;
+
+  /** Whether a slot holds a job of another tenant that `isProtected` says `joiner` may not share with. */
+  private protectedFrom(slot: Slot, joiner: string, isProtected: (tenantId: string) => boolean): boolean {
+    for (let k = 0; k < slot.occupants.length; k++) {
+      const t = slot.occupants[k]!.tenantId;
+      if (t !== joiner && isProtected(t)) return true;
+    }
+    return false;
   }
 
   private allCanJoin(slots: readonly Slot[], plan: JobPlan): boolean {

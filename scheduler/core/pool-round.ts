@@ -34,6 +34,8 @@ import type {
 const MAX_PREEMPTION_SEARCHES = 8;
 /** Time-share groups compared per job before taking the cheapest. */
 const SHARED_CANDIDATES = 4;
+/** Nodes a borrower passes over for their protected groups before it gives up the search. */
+const PROTECTED_PASSES = 64;
 
 export interface PoolInput {
   pool: string;
@@ -117,28 +119,31 @@ export function schedulePool(
   let blockedBy: QueuedJob | null = null;
   // Within a round the pool only fills up, so a job that did not fit rules out any later job that
   // wants at least as much of everything.
-  const misses: { devices: number; load: number; bytes: number; host: number }[] = [];
-  const missed = (p: JobPlan) => {
-    for (const m of misses)
-      if (
-        p.devicesMin >= m.devices &&
-        p.busyFraction >= m.load &&
-        p.deviceBytes >= m.bytes &&
-        p.hostBytes >= m.host
-      )
-        return true;
-    return false;
+  const misses: Miss[] = [];
+  // A borrowing job may not join the groups of tenants within their entitlement, so its misses
+  // rule out only its own tenant's later jobs, and only until a placement opens groups to it: one
+  // that makes another tenant a borrower (`opened`), or one of its own tenant's.
+  const borrowerMisses = new Map<string, { opened: number; own: number; list: Miss[] }>();
+  const ownPlacements = new Map<string, number>();
+  let opened = 0;
+  const missed = (p: JobPlan, joiner: string | null) => {
+    if (covers(misses, p)) return true;
+    if (joiner === null) return false;
+    const b = borrowerMisses.get(joiner);
+    return (
+      b !== undefined &&
+      b.opened === opened &&
+      b.own === (ownPlacements.get(joiner) ?? 0) &&
+      covers(b.list, p)
+    );
   };
-  // Kept as a frontier: a miss implied by another adds nothing, so the list stays a few shapes long.
-  const addMiss = (p: JobPlan) => {
-    if (missed(p)) return;
-    const m = { devices: p.devicesMin, load: p.busyFraction, bytes: p.deviceBytes, host: p.hostBytes };
-    for (let k = misses.length - 1; k >= 0; k--) {
-      const o = misses[k]!;
-      if (o.devices >= m.devices && o.load >= m.load && o.bytes >= m.bytes && o.host >= m.host)
-        misses.splice(k, 1);
-    }
-    misses.push(m);
+  const addMiss = (p: JobPlan, joiner: string | null) => {
+    if (joiner === null) return addTo(misses, p);
+    const own = ownPlacements.get(joiner) ?? 0;
+    let b = borrowerMisses.get(joiner);
+    if (!b || b.opened !== opened || b.own !== own)
+      borrowerMisses.set(joiner, (b = { opened, own, list: [] }));
+    addTo(b.list, p);
   };
   let searches = 0;
   const searchFailed = new Set<string>();
@@ -157,9 +162,20 @@ export function schedulePool(
   // for one job does not idle the pool.
   let reservedFrom = Infinity;
 
+  // Whether each tenant is within its entitlement, kept until its usage changes (a placement or a
+  // preemption of its jobs): asked for every group a borrower passes over.
+  const protection = new Map<string, boolean>();
+  const withinEntitlement = (tenantId: string) => {
+    let p = protection.get(tenantId);
+    if (p === undefined) protection.set(tenantId, (p = !fair.borrowing(tenantId)));
+    return p;
+  };
+
   // When the jobs placed this round are predicted to end: the ETA replay starts from them.
   const placedEnds: [string, number][] = [];
   const place = (job: QueuedJob, plan: JobPlan, nodeId: string, devices: number[], shared: number) => {
+    const wasBorrowing = fair.borrowing(job.tenantId);
+    ownPlacements.set(job.tenantId, (ownPlacements.get(job.tenantId) ?? 0) + 1);
     placedEnds.push([job.id, now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000]);
     placedHere.push({
       jobId: job.id,
@@ -175,8 +191,10 @@ export function schedulePool(
     model.add(nodeId, devices, { jobId: job.id, tenantId: job.tenantId, plan });
     const u = fair.of(job.tenantId);
     u.devices += devices.length;
+    protection.delete(job.tenantId);
     u.memory += devices.length * plan.deviceBytes;
     u.demand -= plan.devicesMin;
+    if (!wasBorrowing && fair.borrowing(job.tenantId)) opened++;
     activeDevices.set(job.tenantId, (activeDevices.get(job.tenantId) ?? 0) + devices.length);
   };
 
@@ -232,17 +250,31 @@ export function schedulePool(
     // job joins a time-share group with its temporal plan when one takes it and that plan wants
     // less of the devices' time per step.
     const temporal = policy.timeSharing ? cheaperTemporalPlan(job, plan, threadsPerDevice) : null;
-    const joined = temporal && !missed(temporal) ? findPlacement(model, temporal, policy) : null;
+    // A borrowing job does not share the devices of a tenant within its entitlement: it would slow
+    // that tenant's job and halve its share of the device. An aged job may: kept out, it would take
+    // its devices back from the jobs lent them, round after round.
+    const joiner =
+      policy.protectOwnerDevices &&
+      !aged &&
+      fair.borrowing(job.tenantId, plan.devicesMin, plan.devicesMin * plan.deviceBytes)
+        ? job.tenantId
+        : null;
+    const joined =
+      temporal && !missed(temporal, joiner)
+        ? findPlacement(model, temporal, policy, joiner, withinEntitlement)
+        : null;
     if (temporal && joined && joined.shared > 0) {
       place(job, temporal, joined.nodeId, joined.devices, joined.shared);
       continue;
     }
-    const fit = missed(plan) ? null : findPlacement(model, plan, policy);
+    const searched = !missed(plan, joiner);
+    const fit = searched ? findPlacement(model, plan, policy, joiner, withinEntitlement) : null;
     if (fit) {
       place(job, plan, fit.nodeId, fit.devices, fit.shared);
       continue;
     }
-    addMiss(plan);
+    // A miss with no protected group passed over holds for every tenant.
+    if (searched) addMiss(plan, lastSearch.skippedProtected ? joiner : null);
     if (blockedBy) {
       waitFor(job, plan, notBefore, blockedReason(blockedBy, job));
       continue;
@@ -278,6 +310,7 @@ export function schedulePool(
           const f = footprint.get(v.jobId);
           if (f) {
             fair.of(v.tenantId).devices -= f.devices;
+            protection.delete(v.tenantId);
             fair.of(v.tenantId).memory -= f.memory;
           }
           out.preempt.push(v);
@@ -396,7 +429,50 @@ function deviceFigures(model: PoolModel, nodeId: string, devices: number[]) {
 }
 
 /** Free devices first (best fit), then the cheapest time-share group on any node. */
-function findPlacement(model: PoolModel, plan: JobPlan, policy: Policy) {
+interface Miss {
+  devices: number;
+  load: number;
+  bytes: number;
+  host: number;
+}
+
+/** Whether a miss in `list` wants no more of anything than `p`: then `p` does not fit either. */
+function covers(list: readonly Miss[], p: JobPlan): boolean {
+  for (const m of list)
+    if (
+      p.devicesMin >= m.devices &&
+      p.busyFraction >= m.load &&
+      p.deviceBytes >= m.bytes &&
+      p.hostBytes >= m.host
+    )
+      return true;
+  return false;
+}
+
+/** Kept as a frontier: a miss implied by another adds nothing, so the list stays a few shapes long. */
+function addTo(list: Miss[], p: JobPlan): void {
+  if (covers(list, p)) return;
+  const m = { devices: p.devicesMin, load: p.busyFraction, bytes: p.deviceBytes, host: p.hostBytes };
+  for (let k = list.length - 1; k >= 0; k--) {
+    const o = list[k]!;
+    if (o.devices >= m.devices && o.load >= m.load && o.bytes >= m.bytes && o.host >= m.host)
+      list.splice(k, 1);
+  }
+  list.push(m);
+}
+
+/**
+ * `joiner`: a borrowing job's tenant, which may not join a group holding a job of a tenant that
+ * `isProtected` (within its entitlement); null: any group.
+ */
+function findPlacement(
+  model: PoolModel,
+  plan: JobPlan,
+  policy: Policy,
+  joiner: string | null = null,
+  isProtected: ((tenantId: string) => boolean) | null = null,
+) {
+  lastSearch.skippedProtected = false;
   const exclusive = model.exclusiveFit(plan, plan.devicesMin);
   if (exclusive) return { ...exclusive, shared: 0 };
   if (!policy.timeSharing) return null;
@@ -404,15 +480,21 @@ function findPlacement(model: PoolModel, plan: JobPlan, policy: Policy) {
   // The cheapest of the first few groups that fit: scanning every node for the very cheapest
   // costs O(nodes) per job, and groups within the load bounds differ little.
   let found = 0;
+  let passed = 0;
   for (const nodeId of model.openNodes) {
     // No node has the free devices (exclusiveFit), so only a whole group can take the job.
-    const f = model.joinGroup(nodeId, plan, plan.devicesMin);
-    if (!f) continue;
-    if (!best || f.cost < best.cost) best = { nodeId, ...f };
-    if (++found >= SHARED_CANDIDATES) break;
+    model.skippedProtected = false;
+    const f = model.joinGroup(nodeId, plan, plan.devicesMin, joiner, isProtected);
+    if (model.skippedProtected) lastSearch.skippedProtected = true;
+    if (f && (!best || f.cost < best.cost)) best = { nodeId, ...f };
+    if (f && ++found >= SHARED_CANDIDATES) break;
+    if (model.skippedProtected && ++passed >= PROTECTED_PASSES) break;
   }
   return best;
 }
+
+/** Whether the last findPlacement passed over a group only because it was protected. */
+const lastSearch = { skippedProtected: false };
 
 /**
  * Jobs another may join in the estimate: each alone on every device it holds (a whole group of

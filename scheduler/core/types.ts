@@ -206,6 +206,11 @@ export interface Policy {
    * before the aged job's reservation start (Slurm's backfill).
    */
   lendReservedDevices: boolean;
+  /**
+   * A job whose tenant would borrow does not join a time-share group holding a job of a tenant
+   * within its entitlement (unless aged).
+   */
+  protectOwnerDevices: boolean;
   /** Preemption on or off. */
   preemption: boolean;
   /**

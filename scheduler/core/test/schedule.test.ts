@@ -56,6 +56,37 @@ describe('schedule(): placement', () => {
     assert.deepEqual(placedIds(schedule(s, kueueLikePolicy, T0)), []);
   });
 
+  it('protectOwnerDevices: a borrowing job does not time-share the devices of a tenant within its entitlement', () => {
+    // Two tenants entitled to a device each: a's job alone on device 0 (busy 50%), b's on device 1
+    // (busy 70%). b's next job would borrow: it may join b's own device, not a's, although a's
+    // is the less loaded.
+    const s = snapshot({
+      nodes: [node('n1', 2)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [
+        running('ra', 'a', 'n1', [0], { plan: plan({ busyFraction: 0.5 }) }),
+        running('rb', 'b', 'n1', [1], { plan: plan({ busyFraction: 0.7 }) }),
+      ],
+      queued: [queued('qb', 'b')],
+    });
+    const policy = { ...defaultPolicy, protectOwnerDevices: true };
+    const d = schedule(s, policy, T0);
+    assert.deepEqual(placedIds(d), ['qb']);
+    assert.deepEqual(d.place[0]!.devices, [1]);
+    assert.equal(d.place[0]!.sharedWith, 1);
+    // With its own device too busy to join, it waits rather than halve a's device.
+    const busy = {
+      ...s,
+      running: [s.running[0]!, running('rb', 'b', 'n1', [1], { plan: plan({ busyFraction: 0.98 }) })],
+    };
+    assert.deepEqual(placedIds(schedule(busy, policy, T0)), []);
+    // Off (the default), it joins the less loaded device.
+    assert.deepEqual(schedule(s, defaultPolicy, T0).place[0]!.devices, [0]);
+    // a's own job, within a's entitlement, joins a's device.
+    const own = { ...busy, queued: [queued('qa', 'a')] };
+    assert.deepEqual(schedule(own, policy, T0).place[0]!.devices, [0]);
+  });
+
   it('honours device memory, host memory and memoryPerDeviceMiB', () => {
     const small = node('n1', 1, { devices: [{ index: 0, memoryBytes: 2 * GiB, threads: 1 }] });
     const d = schedule(
