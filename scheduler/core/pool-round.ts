@@ -174,8 +174,10 @@ export function schedulePool(
   // When the jobs placed this round are predicted to end: the ETA replay starts from them.
   const placedEnds: [string, number][] = [];
   const place = (job: QueuedJob, plan: JobPlan, nodeId: string, devices: number[], shared: number) => {
-    const wasBorrowing = fair.borrowing(job.tenantId);
-    ownPlacements.set(job.tenantId, (ownPlacements.get(job.tenantId) ?? 0) + 1);
+    // Only borrowers kept from owners' devices read these (protectOwnerDevices).
+    const wasBorrowing = policy.protectOwnerDevices && fair.borrowing(job.tenantId);
+    if (policy.protectOwnerDevices)
+      ownPlacements.set(job.tenantId, (ownPlacements.get(job.tenantId) ?? 0) + 1);
     placedEnds.push([job.id, now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000]);
     placedHere.push({
       jobId: job.id,
@@ -194,7 +196,7 @@ export function schedulePool(
     protection.delete(job.tenantId);
     u.memory += devices.length * plan.deviceBytes;
     u.demand -= plan.devicesMin;
-    if (!wasBorrowing && fair.borrowing(job.tenantId)) opened++;
+    if (policy.protectOwnerDevices && !wasBorrowing && fair.borrowing(job.tenantId)) opened++;
     activeDevices.set(job.tenantId, (activeDevices.get(job.tenantId) ?? 0) + devices.length);
   };
 
@@ -379,23 +381,19 @@ export function schedulePool(
  */
 function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: number): JobPlan | null {
   if (plan.mode === 'temporal' || job.workload.mode !== 'auto') return null;
-  const temporalPlan = (partialTail: number | undefined) =>
-    planJob({
-      workload: { ...job.workload, mode: 'temporal', ...(partialTail === undefined ? {} : { partialTail }) },
-      devices: plan.devicesMin,
-      maxDevices: plan.devicesMin,
-      memoryPerDeviceBytes: job.memoryPerDeviceBytes,
-      profile: job.profile,
-      threadsPerDevice,
-    });
+  // Partial rollouts as planJob takes them for an `auto` job's temporal plan: as the spec sets
+  // them, else on where the job allows weight lag (they never price a temporal plan higher).
+  const partialTail =
+    job.workload.partialTail ?? ((job.workload.maxWeightLag ?? 1) >= 1 ? DEFAULT_PARTIAL_TAIL : 0);
+  const temporal = planJob({
+    workload: { ...job.workload, mode: 'temporal', partialTail },
+    devices: plan.devicesMin,
+    maxDevices: plan.devicesMin,
+    memoryPerDeviceBytes: job.memoryPerDeviceBytes,
+    profile: job.profile,
+    threadsPerDevice,
+  });
   const cost = (p: JobPlan) => p.stepSeconds * (p.busyFraction + switchFraction(p));
-  let temporal = temporalPlan(job.workload.partialTail);
-  // Left to the planner, partial rollouts are one more temporal candidate, kept unless it costs
-  // more (as in planJob for `auto`).
-  if (job.workload.partialTail === undefined && (job.workload.maxWeightLag ?? 1) >= 1) {
-    const partial = temporalPlan(DEFAULT_PARTIAL_TAIL);
-    if (cost(partial) <= cost(temporal)) temporal = partial;
-  }
   return temporal.devicesMin === plan.devicesMin && cost(temporal) < cost(plan) ? temporal : null;
 }
 

@@ -229,8 +229,10 @@ function hybridPlan(
  */
 function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan, partialRollouts: boolean): number {
   const b = (w.promptsPerStep / plan.microBatches) * w.groupSize;
-  const generate = partialRollouts ? model.streamedSeconds.bind(model) : model.computeSeconds.bind(model);
-  const gen = plan.microBatches * generate('generate', b, plan.generate.length);
+  const n = plan.generate.length;
+  const gen =
+    plan.microBatches *
+    (partialRollouts ? model.streamedSeconds('generate', b, n) : model.computeSeconds('generate', b, n));
   const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
   if (plan.mode === 'temporal') return gen + train;
   const training = new Set(plan.train);
