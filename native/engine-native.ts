@@ -168,8 +168,10 @@ export interface NativeEngine {
     carriedGroups: number;
     /** Sequences trained on: fewer than generated when partial rollouts carried some groups. */
     trainedSequences: number;
-    /** Weight lag of the trained tokens against the weights they were trained from. */
-    staleness: { max: number; sum: number; tokens: number; offPolicy: number };
+    /** The trained rollouts' weight version per token position (−1: prompt or padding). */
+    versions: Int32Array;
+    /** The weight version they were trained from. */
+    learnerVersion: number;
     profile: { generate: NativeProfile; train: NativeProfile; total: NativeProfile };
   }>;
   evaluate(o: { split: 'eval' | 'probe'; limit: number; samples: number }): Promise<NativeEvalResult>;

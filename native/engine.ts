@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { stalenessOf } from '../common/staleness.js';
 import { EngineError, invalid } from './errors.js';
 import {
   nativeModule,
@@ -167,11 +168,15 @@ export class Engine {
     return this.run(() => this.native.discardGradients());
   }
 
-  /** generate + train in one native call (no rollout round-trip through JS). */
-  rlStep(options: { generate?: GenerateOptions; train?: TrainOptions } = {}) {
+  /**
+   * generate + train in one native call (no rollout round-trip through JS), with the weight lag of
+   * the tokens it trained on (carried ones of partial rollouts are the off-policy ones).
+   */
+  async rlStep(options: { generate?: GenerateOptions; train?: TrainOptions } = {}) {
     const g = compileGenerate(options.generate);
     const t = compileTrain(options.train);
-    return this.run(() => this.native.rlStep(g, t));
+    const r = await this.run(() => this.native.rlStep(g, t));
+    return { ...r, staleness: stalenessOf(r.learnerVersion, r.versions) };
   }
 
   /** Greedy exact-match accuracy on the fixed held-out set (or the training probe). */

@@ -27,7 +27,7 @@ import { swapEngines, type EngineFactory } from './rebalance-move.js';
 import type { Outcome, RunnerStart } from './messages.js';
 import { MicroBatchPipe } from './micro-batch-pipe.js';
 import { WorkClock } from './work-clock.js';
-import { addStaleness, noStaleness, stalenessMetrics, stalenessOf } from './staleness.js';
+import { addStaleness, noStaleness, stalenessMetrics, stalenessOf } from '../common/staleness.js';
 
 type StepStats = Omit<TrainStats, 'profile'>;
 

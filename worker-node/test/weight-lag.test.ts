@@ -11,7 +11,7 @@ import type { MetricPoint } from '../../common/jobs/reports.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import { fileRedis } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
-import { stalenessOf } from '../staleness.js';
+import { stalenessOf } from '../../common/staleness.js';
 
 const { lock } = fileRedis(after);
 

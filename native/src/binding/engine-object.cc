@@ -363,8 +363,9 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
       TrainStats st;
       Profile gen, train, total;
       int64_t published = -1;
-      // Weight lag of the trained tokens (replayed ones of partial rollouts are the off-policy ones).
-      int64_t lag_max = 0, lag_sum = 0, lag_tokens = 0, off_policy = 0;
+      // The version the rollouts were trained from: their staleness is computed in JS
+      // (common/staleness.ts), the one home of the weight-lag rule.
+      int64_t learner = -1;
     };
     auto out = std::make_shared<Out>();
     return AsyncCall::start(
@@ -378,15 +379,7 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
           eng->end_call(out->gen, t0);
           const double t1 = now_seconds();
           const uint64_t flops_gen = out->gen.flops;
-          const int64_t learner = eng->weight_version();
-          for (size_t i = 0; i < out->r.versions.size(); ++i) {
-            if (!out->r.mask[i] || out->r.versions[i] < 0) continue;
-            const int64_t lag = std::max<int64_t>(0, learner - out->r.versions[i]);
-            out->lag_max = std::max(out->lag_max, lag);
-            out->lag_sum += lag;
-            ++out->lag_tokens;
-            if (lag > 0) ++out->off_policy;
-          }
+          out->learner = eng->weight_version();
           out->st = eng->train(out->r, t);
           out->train.tokens = out->st.tokens;
           out->train.seconds = now_seconds() - t1;
@@ -405,12 +398,8 @@ Napi::Value EngineObject::rl_step(const Napi::CallbackInfo& info) {
           o.Set("occupancy", out->r.occupancy);
           o.Set("carriedGroups", out->r.carried_groups);
           o.Set("trainedSequences", out->r.B);
-          Napi::Object lag = Napi::Object::New(env);
-          lag.Set("max", static_cast<double>(out->lag_max));
-          lag.Set("sum", static_cast<double>(out->lag_sum));
-          lag.Set("tokens", static_cast<double>(out->lag_tokens));
-          lag.Set("offPolicy", static_cast<double>(out->off_policy));
-          o.Set("staleness", lag);
+          o.Set("versions", to_typed<Napi::Int32Array>(env, out->r.versions));
+          o.Set("learnerVersion", static_cast<double>(out->learner));
           Napi::Object p = Napi::Object::New(env);
           p.Set("generate", profile_js(env, out->gen));
           p.Set("train", profile_js(env, out->train));
