@@ -114,10 +114,17 @@ async function main(): Promise<void> {
         nodeId,
         devices.map((d) => ({
           index: d.index,
-          freeMemoryBytes: Math.max(0, d.memoryBytes - supervisor.usedBytes(d.index)),
+          // A byte count, as the protocol has it: a share that is not whole must not cost the node.
+          freeMemoryBytes: Math.max(0, Math.floor(d.memoryBytes - supervisor.usedBytes(d.index))),
         })),
       )
-      .catch((err) => logger.warn({ err: String(err) }, 'heartbeat failed'));
+      .catch((err) =>
+        // Refused (4xx) is not a network blip: every heartbeat after it fails alike, and the
+        // scheduler will mark the node lost.
+        err instanceof ControlPlaneError
+          ? logger.error({ err: String(err), status: err.status }, 'heartbeat refused')
+          : logger.warn({ err: String(err) }, 'heartbeat failed'),
+      );
   }, config.TIMESHARE_HEARTBEAT_MS);
 
   let stopping = false;

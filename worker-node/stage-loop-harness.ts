@@ -39,6 +39,8 @@ export interface HarnessOptions {
    * count): how a test stands in for devices whose speed adds up, which two shared cores cannot show.
    */
   wrap?: (engine: Engine, role: 'learner' | 'generator', devices: number) => Engine;
+  /** What the loop tells the daemon it holds per device (job-runner.ts sends it on); default: ignored. */
+  occupancy?: StageLoopDeps['occupancy'];
   /** Default: a record of the step, written nowhere. */
   saveCheckpoint?: StageLoopDeps['saveCheckpoint'];
 }
@@ -120,7 +122,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
       o.saveCheckpoint ?? (async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} })),
     report: o.report,
     checkpointed: () => undefined,
-    occupancy: () => undefined,
+    occupancy: o.occupancy ?? (() => undefined),
   });
   return {
     loop,

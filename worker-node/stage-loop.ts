@@ -94,7 +94,7 @@ export interface StageLoopDeps {
     lockWaits?: { stage: string; seconds: number }[];
     events?: NodeJobEvent[];
   }): void;
-  /** Bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
+  /** Whole bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
   occupancy(devices: string[], bytes: number): void;
   checkpointed(c: CheckpointReport): void;
 }
@@ -207,7 +207,10 @@ export class StageLoop {
       if (engine) {
         await engine.onload(token);
         onloadSeconds = (performance.now() - t0) / 1000;
-        this.d.occupancy(devices, (await engine.info()).arenaBytes / devices.length);
+        // Whole bytes: the daemon's heartbeat reports free memory per device as a byte count, and one
+        // share of an arena split over devices (3, 6 or 7 of them for `tiny`) is not, which the API
+        // refuses (400) for as long as the stage holds them: the node looked lost.
+        this.d.occupancy(devices, Math.ceil((await engine.info()).arenaBytes / devices.length));
       }
       const out = await fn(token);
       if (this.lost) throw this.lost;
