@@ -21,6 +21,7 @@ const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_LEND_RESERVED_DEVICES: z.enum(['on', 'off']).default('on'),
   TIMESHARE_COMPACTION: z.enum(['on', 'off']).default('on'),
   TIMESHARE_PROTECT_OWNER_DEVICES: z.enum(['on', 'off']).default('off'),
+  TIMESHARE_COMPACT_INTO_GROUPS: z.enum(['on', 'off']).default('off'),
   /** Port of this process's Prometheus endpoint (GET /metrics); 0 = off. */
   TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });
@@ -43,6 +44,7 @@ export function policyFrom(config: SchedulerConfig): Policy {
     lendReservedDevices: config.TIMESHARE_LEND_RESERVED_DEVICES === 'on',
     compaction: config.TIMESHARE_COMPACTION === 'on',
     protectOwnerDevices: config.TIMESHARE_PROTECT_OWNER_DEVICES === 'on',
+    compactIntoGroups: config.TIMESHARE_COMPACT_INTO_GROUPS === 'on',
     minRunSeconds: config.TIMESHARE_MIN_RUN_SECONDS,
     preemptGraceSeconds: config.TIMESHARE_PREEMPT_GRACE_SECONDS,
     agingBoundSeconds: config.TIMESHARE_AGING_BOUND_SECONDS,

@@ -7,6 +7,10 @@
  * every job to move has free devices on another node, and the node needing the fewest devices
  * moved wins.
  *
+ * With `compactIntoGroups` a moved job may also join a time-share group of its width on another
+ * node (one whose load admits it), so the room need not be free anywhere yet: the pool's free
+ * devices plus the idle time of its running jobs make it. Off by default (docs/simulator.md).
+ *
  * Checkpointing makes this cheap here where a Kubernetes descheduler or Slurm would lose the work:
  * without it a wide job on the Philly replay waited 2.5 h at none of its entitlement, part of that
  * time as the only job queued (docs/simulator.md, finding 6).
@@ -43,7 +47,7 @@ export function findCompaction(
   let free = 0;
   for (const slots of model.slots.values())
     for (const s of slots) if (s.occupants.length === 0 && !s.held) free++;
-  if (free < need) return null;
+  if (free < need && !(policy.compactIntoGroups && policy.timeSharing)) return null;
 
   let best: { nodeId: string; devices: number[]; moves: CompactionMove[]; moved: number } | null = null;
   for (const [nodeId, slots] of model.slots) {
@@ -83,6 +87,7 @@ export function findCompaction(
       model,
       nodeId,
       [...exclude].map((id) => running.get(id)!),
+      policy.compactIntoGroups && policy.timeSharing,
     );
     if (!moves) continue;
     // Undo the trial placements; only the winner's are kept.
@@ -98,7 +103,12 @@ export function findCompaction(
  * Free devices on other nodes for each job, best fit (the node with the fewest free devices that
  * takes it, so whole nodes stay whole). Kept in the model; all undone and null if one has nowhere.
  */
-function placeElsewhere(model: PoolModel, from: string, jobs: RunningJob[]): CompactionMove[] | null {
+function placeElsewhere(
+  model: PoolModel,
+  from: string,
+  jobs: RunningJob[],
+  intoGroups: boolean,
+): CompactionMove[] | null {
   const moves: CompactionMove[] = [];
   for (const r of [...jobs].sort((a, b) => b.devices.length - a.devices.length)) {
     const count = r.devices.length;
@@ -112,6 +122,14 @@ function placeElsewhere(model: PoolModel, from: string, jobs: RunningJob[]): Com
       );
       if (free.length < count || (to && free.length >= to.free)) continue;
       to = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
+    }
+    if (!to && intoGroups) {
+      let cost = Infinity;
+      for (const nodeId of model.slots.keys()) {
+        if (nodeId === from) continue;
+        const g = model.joinGroup(nodeId, r.plan, count);
+        if (g && g.cost < cost) [to, cost] = [{ nodeId, devices: g.devices, free: 0 }, g.cost];
+      }
     }
     if (!to) {
       for (const m of moves) model.remove(m.to.nodeId, m.jobId);

@@ -218,6 +218,12 @@ export interface Policy {
    * by moving its jobs (notice, checkpoint, restart) to free devices elsewhere (compact.ts).
    */
   compaction: boolean;
+  /**
+   * Compaction may also move a job into a time-share group of its width on another node (one whose
+   * load admits it), not only onto free devices: the room for a wide job then need not already be
+   * free somewhere in the pool.
+   */
+  compactIntoGroups: boolean;
   /** A job runs at least this long between preemptions. */
   minRunSeconds: number;
   /** How long a preempted job may take to checkpoint before its devices are taken back. */

@@ -9,6 +9,8 @@
  *   --tick S            seconds between rounds while jobs wait (default 30)
  *   --seeds N           also run seeds seed … seed+N−1 of each workload and print the ratios'
  *                       mean and range (default 5; 1: the one seed only)
+ *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
+ *                       protectOwnerDevices, compactIntoGroups
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
 import { fileURLToPath } from 'node:url';
@@ -43,8 +45,17 @@ const { values } = parseArgs({
     'philly-jobs': { type: 'string', default: '160' },
     tick: { type: 'string', default: String(defaultPhysics.tickSeconds) },
     seeds: { type: 'string', default: '5' },
+    with: { type: 'string', default: '' },
   },
 });
+const OPTIONAL_RULES = ['protectOwnerDevices', 'compactIntoGroups'] as const;
+const turnedOn: Partial<Policy> = {};
+for (const name of values.with.split(',').filter(Boolean)) {
+  if (!(OPTIONAL_RULES as readonly string[]).includes(name))
+    throw new Error(`--with: unknown rule ${name} (one of ${OPTIONAL_RULES.join(', ')})`);
+  turnedOn[name as (typeof OPTIONAL_RULES)[number]] = true;
+}
+const timeshare: Policy = { ...defaultPolicy, ...turnedOn };
 const seed = Number(values.seed);
 const seeds = Math.max(1, Math.floor(Number(values.seeds)));
 const physics: SimPhysics = { ...defaultPhysics, tickSeconds: Number(values.tick) };
@@ -57,14 +68,15 @@ const parts = new Set(
 const POLICIES: [string, Policy, boolean][] = [
   ['exclusive FIFO', exclusiveFifoPolicy, false],
   ['Kueue-like', kueueLikePolicy, false],
-  ['Timeshare, temporal only', defaultPolicy, false],
-  ['Timeshare', defaultPolicy, true],
+  ['Timeshare, temporal only', timeshare, false],
+  ['Timeshare', timeshare, true],
 ];
 const out = (s = '') => console.log(s);
 const run = (label: string, w: SimWorkload, p: Policy, planner = false, s = seed) =>
   summarise(label, simulate(w, p, { physics, seed: s, planner }));
 
 out(`# Timeshare cluster simulator (seed ${seed})`);
+if (values.with) out(`\nTimeshare with rules that are off by default turned on: ${values.with}.`);
 out();
 out(
   `Switch ${physics.switchBytesPerSecond / 1e9} GB/s each way (bench:engine offload/onload), checkpoint ${physics.checkpointBytesPerSecond / 1e9} GB/s per device, decision cost ${physics.decisionSecondsPerJob} s per decided job, rounds on events and every ${physics.tickSeconds} s while jobs wait, usage half-life ${physics.usageHalfLifeSeconds / 3600} h.`,
@@ -79,7 +91,7 @@ if (parts.has('physics')) {
     return {
       idle,
       fifo: run('exclusive FIFO', w, exclusiveFifoPolicy),
-      timeshare: run('Timeshare', w, defaultPolicy),
+      timeshare: run('Timeshare', w, timeshare),
     };
   });
   const v = physicsVerdicts(rows);
@@ -88,7 +100,7 @@ if (parts.has('physics')) {
   out(`Physics check: ${v.pass ? 'PASS' : 'FAIL'}`);
   const cold = physicsWorkload(0.3, { recurring: false });
   const ratio =
-    run('Timeshare', cold, defaultPolicy).jobsPerHour /
+    run('Timeshare', cold, timeshare).jobsPerHour /
     run('exclusive FIFO', cold, exclusiveFifoPolicy).jobsPerHour;
   // Two new jobs on the planner's prior want 2 × (1 − idle) of a device: they pair only while the
   // group-load bound admits that.
@@ -139,7 +151,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   // backfill: the same change to both policies shows how much of the result that rule decides.
   const aging = { agingBoundSeconds: 6 * 3600 };
   const k6 = run('Kueue-like, aging 6 h', w, { ...kueueLikePolicy, ...aging });
-  const t6 = run('Timeshare, aging 6 h', w, { ...defaultPolicy, ...aging }, true);
+  const t6 = run('Timeshare, aging 6 h', w, { ...timeshare, ...aging }, true);
   const lowest = (s: Summary) => Math.min(...s.tenants.map((t) => t.ratio)).toFixed(2);
   out();
   out(

@@ -586,6 +586,32 @@ describe('schedule(): compaction', () => {
     );
   });
 
+  it('with compactIntoGroups, moves jobs into time-share groups when too few devices are free', () => {
+    // n1: two 1-device jobs, two devices free; n2: four 1-device jobs alone. Two devices are free in
+    // all, the wide job wants four: only sharing n2's devices makes room on n1.
+    const jobs = [
+      running('a0', 'a', 'n1', [0]),
+      running('a1', 'a', 'n1', [1]),
+      ...[0, 1, 2, 3].map((i) => running(`b${i}`, 'b', 'n2', [i])),
+    ];
+    const s = () => snapshot({ ...base, running: jobs, queued: [wide()] });
+    const d = schedule(s(), { ...defaultPolicy, compactIntoGroups: true }, T0);
+    const moves = d.preempt.filter((p) => p.reason === 'compact');
+    assert.deepEqual(
+      moves.map((p) => [p.jobId, p.forJobId, p.moveTo?.nodeId]),
+      [
+        ['a0', 'wide', 'n2'],
+        ['a1', 'wide', 'n2'],
+      ],
+    );
+    // Each joins a different job's device (two jobs per device at most).
+    const to = moves.flatMap((p) => p.moveTo!.devices);
+    assert.equal(new Set(to).size, 2);
+    // Off, compaction needs the room free somewhere: nothing moves.
+    const off = schedule(s(), { ...defaultPolicy, compactIntoGroups: false }, T0);
+    assert.ok(!off.preempt.some((p) => p.reason === 'compact'));
+  });
+
   it('moves nothing when a job to move would have nowhere to go', () => {
     const full = [...spread(), running('b2', 'b', 'n2', [2]), running('b3', 'b', 'n2', [3])];
     const d = schedule(snapshot({ ...base, running: full, queued: [wide()] }), compacting, T0);
