@@ -70,7 +70,10 @@ console.log('\n== tests');
 const sharedTmp = os.tmpdir();
 const tsxCache = `tsx-${os.userInfo().uid}`;
 const failed = [];
+const took = [];
+const suiteStarted = Date.now();
 for (const file of selected) {
+  const fileStarted = Date.now();
   const rel = path.relative(root, file);
   const tmp = mkdtempSync(path.join(sharedTmp, 'timeshare-run-'));
   if (!existsSync(path.join(sharedTmp, tsxCache))) mkdirSync(path.join(sharedTmp, tsxCache));
@@ -80,12 +83,19 @@ for (const file of selected) {
     cwd: root,
     env: { ...process.env, TMPDIR: tmp },
   });
+  took.push([rel, (Date.now() - fileStarted) / 1000]);
   const left = readdirSync(tmp).filter((n) => n !== tsxCache);
   rmSync(tmp, { recursive: true, force: true });
   if (r.status !== 0) failed.push(`${rel} (${r.status ?? r.signal})`);
   if (left.length) failed.push(`${rel} left temporary files behind: ${left.join(', ')}`);
 }
 await dropTemplates();
+// Where the suite's time goes, so that it stays within its budget (about 15 minutes on 2 cores).
+took.sort((a, b) => b[1] - a[1]);
+console.log(
+  `\n== ${selected.length} test files in ${((Date.now() - suiteStarted) / 1000).toFixed(0)} s; the slowest:`,
+);
+for (const [rel, s] of took.slice(0, 12)) console.log(`${s.toFixed(1).padStart(7)} s  ${rel}`);
 if (failed.length) {
   console.error(`\ntests failed:\n  ${failed.join('\n  ')}`);
   process.exit(1);
