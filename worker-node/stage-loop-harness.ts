@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JobSpec } from '../common/job-spec.js';
-import type { PlacementMode, StageDevices } from '../common/node-protocol/index.js';
+import { jobReportSchema, type PlacementMode, type StageDevices } from '../common/node-protocol/index.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
 import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
 import type { EngineFactory } from './rebalance-move.js';
@@ -111,6 +111,21 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     },
   };
   const locks = new DeviceLockService(o.redis, { prefix: o.lockPrefix, defaultLeaseMs: o.leaseMs });
+  // Every report is parsed as the API parses it once the daemon relays it (job-supervisor.ts), so
+  // each test of the loop also checks that nothing it reports would be refused: a refused report
+  // loses its metrics and profiles (a fractional byte count once cost a node its heartbeats).
+  const refused: string[] = [];
+  const report: StageLoopDeps['report'] = (r) => {
+    const relayed = {
+      metrics: r.metrics,
+      profiles: r.profiles,
+      events: r.events ?? [],
+      deviceSeconds: r.deviceSeconds,
+    };
+    const parsed = jobReportSchema.safeParse(relayed);
+    if (!parsed.success && refused.length < 5) refused.push(parsed.error.message);
+    o.report(r);
+  };
   const loop = new StageLoop({
     engine,
     generator,
@@ -120,7 +135,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     start,
     saveCheckpoint:
       o.saveCheckpoint ?? (async (step) => ({ step, sizeBytes: 0, sha256: '0'.repeat(64), meta: {} })),
-    report: o.report,
+    report,
     checkpointed: () => undefined,
     occupancy: o.occupancy ?? (() => undefined),
   });
@@ -135,6 +150,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
       await now.engine.close();
       await now.generator?.close();
       locks.close();
+      if (refused.length) throw new Error(`the API would refuse reports of this loop: ${refused.join('; ')}`);
     },
   };
 }
