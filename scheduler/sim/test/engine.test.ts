@@ -111,6 +111,36 @@ describe('simulator engine', () => {
     assert.ok(quotaReached, 'the quota was binding at some point');
   });
 
+  it('keeps every invariant with the rules that are off by default turned on', () => {
+    // Compaction into time-share groups and owners' devices kept from borrowers (docs/simulator.md):
+    // both change who sits where, so the invariants are checked with them too, on a workload where
+    // compaction moves jobs into groups.
+    const w = syntheticWorkload({ seed: 2, nodes: 3, arrivalHours: 2, overload: 1.5 });
+    let intoGroups = 0;
+    const r = simulate(
+      w,
+      { ...defaultPolicy, compactIntoGroups: true, protectOwnerDevices: true },
+      {
+        planner: true,
+        observe: (snapshot, d) => {
+          for (const p of d.preempt) {
+            const to = p.reason === 'compact' ? p.moveTo : undefined;
+            if (!to) continue;
+            const shared = snapshot.running.some(
+              (x) =>
+                x.id !== p.jobId && x.nodeId === to.nodeId && x.devices.some((i) => to.devices.includes(i)),
+            );
+            if (shared) intoGroups++;
+          }
+        },
+      },
+    );
+    assert.ok(intoGroups > 0, 'a job was moved into a time-share group');
+    assert.deepEqual(r.recorder.violations, []);
+    assert.equal(summarise('optional rules', r).earlyRepreemptions, 0);
+    assert.ok(r.jobs.every((j) => j.status === 'done' && j.stepsDone === j.spec.steps));
+  });
+
   it('runs the plans the stage planner chooses: a measured job that may run ahead goes spatial and steps faster', () => {
     // Partial rollouts off: the split is what hides generation's tail (below, with them on).
     const spec = job('ahead', { devices: 4, shape: aheadShape, maxWeightLag: 1, steps: 30, partialTail: 0 });
