@@ -37,7 +37,15 @@ interface HoldResult<T> {
   tokens?: number;
   batch?: number;
   /** Stages run inside one hold (temporal): reported as one profile row each. */
-  parts?: { stage: string; seconds: number; tokens: number; batch: number; occupancy?: number }[];
+  parts?: {
+    stage: string;
+    seconds: number;
+    tokens: number;
+    batch: number;
+    occupancy?: number;
+    /** The call stopped early for partial rollouts at this share (generation). */
+    partialTail?: number;
+  }[];
   /** Generation's slot occupancy (engine `occupancy`), for a hold that only generates. */
   occupancy?: number;
 }
@@ -67,6 +75,7 @@ function holdRows(
       offloadSeconds: last ? row.offloadSeconds : 0,
       computeSeconds: Math.min(p.seconds, seconds),
       occupancy: p.occupancy ?? null,
+      partialTail: p.partialTail ?? null,
     });
   });
   return rows;
@@ -232,6 +241,7 @@ export class StageLoop {
         // The engine's own measure where it keeps one; else the stage ran on the devices throughout.
         computeSeconds: out.profile ? out.profile.seconds : (t1 - t0) / 1000 - onloadSeconds,
         occupancy: out.occupancy ?? null,
+        partialTail: null,
       };
       this.d.report({
         metrics: [],
@@ -301,6 +311,7 @@ export class StageLoop {
     const w = this.d.start.spec.workflow;
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
+      const partialTail = this.d.start.placement.partialTail ?? 0;
       const result = await this.withDevices('rl_step', step, async () => {
         const { stats, profile, staleness, carriedGroups, occupancy } = await this.learner.rlStep({
           generate: {
@@ -308,7 +319,7 @@ export class StageLoop {
             groupSize: w.groupSize,
             temperature: w.temperature,
             // Partial rollouts as the planner placed them: stragglers finish in the next step.
-            partialTail: this.d.start.placement.partialTail ?? 0,
+            partialTail,
             maxCarries: Math.max(1, w.maxWeightLag),
           },
           train: { algorithm: w.algorithm, lr: w.learningRate },
@@ -336,6 +347,8 @@ export class StageLoop {
               tokens: profile.generate.tokens,
               batch,
               occupancy,
+              // Stopped early: the cost model keeps these calls' tail apart from whole calls'.
+              ...(partialTail > 0 ? { partialTail } : {}),
             },
             { stage: 'train', seconds: profile.train.seconds, tokens: profile.train.tokens, batch },
           ],

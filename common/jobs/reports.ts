@@ -39,11 +39,11 @@ export async function insertProfiles(
 ): Promise<void> {
   if (!profiles.length) return;
   await pool.query(
-    `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, tokens, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy)
-     SELECT $1, $2, p.stage, p.step, p.seconds, p.tokens, p.batch, p.devices, p.peak_bytes, p.onload_seconds, p.offload_seconds, p.occupancy
+    `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, tokens, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy, partial_tail)
+     SELECT $1, $2, p.stage, p.step, p.seconds, p.tokens, p.batch, p.devices, p.peak_bytes, p.onload_seconds, p.offload_seconds, p.occupancy, p.partial_tail
        FROM jsonb_to_recordset($3::jsonb) AS p(stage text, step int, seconds float8, tokens int, batch int, devices int,
                                                peak_bytes bigint, onload_seconds float8, offload_seconds float8,
-                                               occupancy float8)
+                                               occupancy float8, partial_tail float8)
       WHERE ${ON_NODE}`,
     [
       jobId,
@@ -60,6 +60,7 @@ export async function insertProfiles(
           onload_seconds: p.onloadSeconds,
           offload_seconds: p.offloadSeconds,
           occupancy: p.occupancy,
+          partial_tail: p.partialTail,
         })),
       ),
     ],

@@ -48,6 +48,12 @@ export const stageProfileSchema = z.strictObject({
    * waited for stragglers); the rest is the tail the planner's cost model takes out. Null elsewhere.
    */
   occupancy: z.number().min(0).max(1).nullable().default(null),
+  /**
+   * Generation: the call stopped early for partial rollouts, once at most this share of its prompt
+   * groups was unfinished (the rest carried into the next call), so its seconds hold only what was
+   * left of the stragglers' tail and its occupancy measures that. Null: the call ran to its end.
+   */
+  partialTail: z.number().min(0).max(0.5).nullable().default(null),
 });
 export type StageProfileReport = z.output<typeof stageProfileSchema>;
 

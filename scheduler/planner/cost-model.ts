@@ -32,6 +32,11 @@ export interface StageSample {
    * devices of its own refills). Absent when the engine does not report it.
    */
   occupancy?: number;
+  /**
+   * The calls stopped early for partial rollouts (once all but a share of their groups had ended):
+   * their time is already without most of the tail, and their occupancy measures what was left of it.
+   */
+  partial?: boolean;
 }
 
 /** What the prior needs to know about a job and the devices it would run on. */
@@ -52,6 +57,11 @@ export interface StageCoefficients {
    * more devices nor a smaller batch shorten it, and a stage streaming on devices of its own hides it.
    */
   tail?: number;
+  /**
+   * Seconds per call of the tail left in a call that stops early for partial rollouts (measured on
+   * such calls): what a temporal plan with them still waits for. Absent until such calls are measured.
+   */
+  partialTail?: number;
 }
 
 /**
@@ -99,11 +109,21 @@ const dot = (c: StageCoefficients, x: number[]) =>
 export function fitStage(prior: StageCoefficients, samples: readonly StageSample[]): StageCoefficients {
   const measured = samples.filter((s) => s.computeSeconds > 0 && s.batch > 0 && s.devices > 0);
   if (measured.length === 0) return prior;
-  const tail = tailOf(measured);
+  // Calls that ran to their end and calls stopped early for partial rollouts each keep their own
+  // tail; the slots' work under both is the same, and that is what is fitted.
+  const whole = measured.filter((s) => !s.partial);
+  const stopped = measured.filter((s) => s.partial);
+  const partialTail = stopped.length ? tailOf(stopped) : undefined;
+  // Without a call that ran to its end, the shortened calls' tail is the best known.
+  const tail = whole.length ? tailOf(whole) : (partialTail ?? 0);
+  const tails = {
+    ...(tail > 0 ? { tail } : {}),
+    ...(partialTail !== undefined ? { partialTail } : {}),
+  };
   const usable = measured
-    .map((s) => ({ ...s, computeSeconds: s.computeSeconds - tail }))
+    .map((s) => ({ ...s, computeSeconds: s.computeSeconds - (s.partial ? partialTail! : tail) }))
     .filter((s) => s.computeSeconds > 0);
-  if (usable.length === 0) return { ...prior, tail };
+  if (usable.length === 0) return { ...prior, ...tails };
   let logRatio = 0;
   let weight = 0;
   for (const s of usable) {
@@ -113,7 +133,7 @@ export function fitStage(prior: StageCoefficients, samples: readonly StageSample
   }
   const k = Math.exp(logRatio / weight);
   const centre = [prior.fixed * k, prior.parallel * k, prior.serial * k];
-  if (tail > 0) {
+  if (tail > 0 || (partialTail ?? 0) > 0) {
     // With the tail measured apart, the rest is the slots' work, and slots come with devices.
     const ref = usable.reduce((a, s) => (s.count > a.count ? s : a));
     const x = features(ref.batch, ref.devices);
@@ -141,7 +161,7 @@ export function fitStage(prior: StageCoefficients, samples: readonly StageSample
   const u = solveLinear(ata, aty) ?? [0, 0, 0];
   // A coefficient never goes negative: a fit that wants it below zero keeps none of that term.
   const coef = centre.map((c, i) => Math.max(0, c * (1 + u[i]!)));
-  return { fixed: coef[0]!, parallel: coef[1]!, serial: coef[2]!, ...(tail > 0 ? { tail } : {}) };
+  return { fixed: coef[0]!, parallel: coef[1]!, serial: coef[2]!, ...tails };
 }
 
 /**
@@ -222,6 +242,15 @@ export class CostModel {
   streamedSeconds(stage: string, batch: number, devices: number): number {
     const c = this.stage(stage).coefficients;
     return this.computeSeconds(stage, batch, devices) - (c.tail ?? 0);
+  }
+
+  /**
+   * Seconds a call takes when it stops early for partial rollouts: the slots' work and the tail
+   * measured on such calls (the streamed time until they are measured, which is optimistic by the
+   * part of the tail a group-level stop still waits for).
+   */
+  partialSeconds(stage: string, batch: number, devices: number): number {
+    return this.streamedSeconds(stage, batch, devices) + (this.stage(stage).coefficients.partialTail ?? 0);
   }
 
   switchSeconds(stage: string): number {

@@ -101,7 +101,7 @@ export function searchEnginePlan(
       // Partial rollouts: generation stops before its stragglers' tail, which the next step finishes.
       const seconds =
         partialRollouts && name === 'generate'
-          ? model.streamedSeconds(name, batch, n)
+          ? model.partialSeconds(name, batch, n)
           : model.computeSeconds(name, batch, n);
       return seconds + model.switchSeconds(name);
     },
@@ -232,7 +232,7 @@ function heldPerDevice(model: CostModel, w: Workload, plan: EnginePlan, partialR
   const n = plan.generate.length;
   const gen =
     plan.microBatches *
-    (partialRollouts ? model.streamedSeconds('generate', b, n) : model.computeSeconds('generate', b, n));
+    (partialRollouts ? model.partialSeconds('generate', b, n) : model.computeSeconds('generate', b, n));
   const train = plan.microBatches * model.computeSeconds('train', b, plan.train.length);
   if (plan.mode === 'temporal') return gen + train;
   const training = new Set(plan.train);
@@ -257,7 +257,7 @@ function cacheKey(input: PlanInput): string {
       (p.stages ?? [])
         .map(
           (s) =>
-            `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count},${s.occupancy}`,
+            `${s.stage},${s.batch},${s.devices},${s.computeSeconds},${s.switchSeconds},${s.count},${s.occupancy},${s.partial === true}`,
         )
         .join(';')
     : '';

@@ -17,7 +17,12 @@ export interface ProfileRow {
   offloadSeconds: number;
   /** Generation's slot occupancy, where the engine reported it. */
   occupancy?: number | null;
+  /** Generation stopped early for partial rollouts at this share of unfinished groups (null: it did not). */
+  partialTail?: number | null;
 }
+
+/** Whether a row's call stopped early for partial rollouts: such calls are a shape of their own. */
+const stoppedEarly = (r: ProfileRow) => (r.partialTail ?? 0) > 0;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -60,7 +65,7 @@ export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
   for (const r of rows) {
     if (r.step === null || r.step < first + WARMUP_STEPS) continue;
     if (!MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
-    const key = `${r.stage}|${r.batch}|${r.devices}`;
+    const key = `${r.stage}|${r.batch}|${r.devices}|${stoppedEarly(r)}`;
     const g = groups.get(key) ?? [];
     g.push(r);
     groups.set(key, g);
@@ -84,6 +89,7 @@ export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
       ...(occupancies.length
         ? { occupancy: occupancies.reduce((a, b) => a + b, 0) / occupancies.length }
         : {}),
+      ...(stoppedEarly(g[0]!) ? { partial: true } : {}),
     };
   });
 }

@@ -195,6 +195,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
              SELECT job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
                     onload_seconds + offload_seconds AS switching, occupancy,
+                    coalesce(partial_tail, 0) > 0 AS partial,
                     min(step) OVER (PARTITION BY job_id) AS first
                FROM stage_profiles
               WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
@@ -202,23 +203,23 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
            ), w AS (
              -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS); each
              -- shape is fitted from its most recent steps (PROFILE_WINDOW_STEPS).
-             SELECT job_id, stage, batch, devices, compute, switching, occupancy,
-                    dense_rank() OVER (PARTITION BY job_id, stage, batch, devices ORDER BY step DESC) AS recent
+             SELECT job_id, stage, batch, devices, partial, compute, switching, occupancy,
+                    dense_rank() OVER (PARTITION BY job_id, stage, batch, devices, partial ORDER BY step DESC) AS recent
                FROM r WHERE step >= first + $3
            ), p AS (
-             SELECT job_id, stage, batch, devices, compute, switching, occupancy FROM w WHERE recent <= $4
+             SELECT job_id, stage, batch, devices, partial, compute, switching, occupancy FROM w WHERE recent <= $4
            ), m AS (
-             SELECT job_id, stage, batch, devices,
+             SELECT job_id, stage, batch, devices, partial,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY switching) AS ms
-               FROM p GROUP BY job_id, stage, batch, devices
+               FROM p GROUP BY job_id, stage, batch, devices, partial
            )
-           SELECT p.job_id, p.stage, p.batch, p.devices, count(*)::int AS n,
+           SELECT p.job_id, p.stage, p.batch, p.devices, p.partial, count(*)::int AS n,
                   coalesce(avg(p.compute) FILTER (WHERE p.compute <= $2 * m.mc), max(m.mc))::float8 AS compute,
                   coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching,
                   avg(p.occupancy) FILTER (WHERE p.compute <= $2 * m.mc)::float8 AS occupancy
-             FROM p JOIN m USING (job_id, stage, batch, devices)
-            GROUP BY p.job_id, p.stage, p.batch, p.devices`,
+             FROM p JOIN m USING (job_id, stage, batch, devices, partial)
+            GROUP BY p.job_id, p.stage, p.batch, p.devices, p.partial`,
             [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS],
           )
         : { rows: [] },
@@ -309,6 +310,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       switchSeconds: r.switching,
       count: r.n,
       ...(r.occupancy === null ? {} : { occupancy: r.occupancy }),
+      ...(r.partial ? { partial: true } : {}),
     });
     stageSamples.set(r.job_id, list);
   }

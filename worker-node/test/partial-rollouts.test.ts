@@ -8,6 +8,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
+import type { StageProfileReport } from '../../common/node-protocol/index.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import { fileRedis } from '../../test/helpers/redis.js';
 import { stageLoopHarness } from '../stage-loop-harness.js';
@@ -19,7 +20,9 @@ const STEPS = 6;
 // so every step has stragglers (the spec names the task; the engine's is the harness's).
 const task = { name: 'reversal' as const, alphabet: 2, minLength: 3, maxLength: 12 };
 
-async function run(partialTail?: number): Promise<Map<string, number[]>> {
+async function run(
+  partialTail?: number,
+): Promise<{ m: Map<string, number[]>; profiles: StageProfileReport[] }> {
   const spec = jobSpecSchema.parse({
     name: 'partial',
     workflow: {
@@ -36,6 +39,7 @@ async function run(partialTail?: number): Promise<Map<string, number[]>> {
     },
   });
   const metrics: MetricPoint[] = [];
+  const profiles: StageProfileReport[] = [];
   const h = await stageLoopHarness({
     spec,
     devices: [0],
@@ -46,7 +50,10 @@ async function run(partialTail?: number): Promise<Map<string, number[]>> {
     model: { dModel: 32, layers: 1, heads: 2, context: 64 },
     task,
     ...lock,
-    report: (r) => void metrics.push(...r.metrics),
+    report: (r) => {
+      metrics.push(...r.metrics);
+      profiles.push(...r.profiles);
+    },
   });
   try {
     assert.equal((await h.loop.run()).outcome, 'succeeded');
@@ -55,11 +62,16 @@ async function run(partialTail?: number): Promise<Map<string, number[]>> {
   }
   const byName = new Map<string, number[]>();
   for (const m of metrics) byName.set(m.name, [...(byName.get(m.name) ?? []), m.value]);
-  return byName;
+  return { m: byName, profiles };
 }
 
+/** What generation's profile rows say of stopping early (the cost model keeps those calls apart). */
+const partialOf = (profiles: StageProfileReport[]) =>
+  new Set(profiles.filter((p) => p.stage === 'generate').map((p) => p.partialTail));
+
 test('partial rollouts carry unfinished groups into the next step, within the weight lag', async () => {
-  const m = await run(0.25);
+  const { m, profiles } = await run(0.25);
+  assert.deepEqual(partialOf(profiles), new Set([0.25]));
   const carried = m.get('carried_groups') ?? [];
   assert.equal(carried.length, STEPS, 'one value per step');
   assert.ok(
@@ -83,7 +95,8 @@ test('partial rollouts carry unfinished groups into the next step, within the we
 });
 
 test('without partial rollouts nothing is carried and every token is on-policy', async () => {
-  const m = await run();
+  const { m, profiles } = await run();
+  assert.deepEqual(partialOf(profiles), new Set([null]));
   assert.equal(m.get('carried_groups'), undefined);
   assert.ok(m.get('off_policy_token_fraction')!.every((f) => f === 0));
 });

@@ -30,6 +30,7 @@ const profile = (stage: string, seconds: number, tokens: number, computeSeconds:
   offloadSeconds: 0.02,
   computeSeconds,
   occupancy: null,
+  partialTail: null,
 });
 
 test('the daemon counts what its job processes report, labelled by pool and stage only', async () => {

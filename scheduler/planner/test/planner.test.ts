@@ -260,6 +260,46 @@ describe('planJob', () => {
     assert.equal(model.streamedSeconds('train', 512, 4), model.computeSeconds('train', 512, 4));
   });
 
+  it('keeps the tail of calls stopped early for partial rollouts apart from that of whole calls', () => {
+    // Whole calls: 10 s, 4 s of tail (occupancy 0.6). Stopped early: 7 s, 1 s of tail left (6/7).
+    const stopped: StageSample = {
+      stage: 'generate',
+      batch: 512,
+      devices: 4,
+      computeSeconds: 7,
+      switchSeconds: 0,
+      count: 5,
+      occupancy: 6 / 7,
+      partial: true,
+    };
+    const both = costModelOf({ workload: w(), profile: profiled([...tailed(12), stopped]) });
+    const near = (a: number, b: number) => Math.abs(a - b) < 0.1;
+    assert.ok(
+      near(both.computeSeconds('generate', 512, 4), 10),
+      `${both.computeSeconds('generate', 512, 4)}`,
+    );
+    assert.ok(
+      near(both.streamedSeconds('generate', 512, 4), 6),
+      `${both.streamedSeconds('generate', 512, 4)}`,
+    );
+    // A temporal plan with partial rollouts still waits for the tail its calls left: 7 s, not 6.
+    assert.ok(near(both.partialSeconds('generate', 512, 4), 7), `${both.partialSeconds('generate', 512, 4)}`);
+    // Only calls stopped early measured: they are what such a plan costs (the slots' work and the
+    // tail left), where taking that tail out again priced them at 6 s.
+    const only = costModelOf({
+      workload: w(),
+      profile: profiled([stopped, tailed(12)[1]!]),
+    });
+    assert.ok(near(only.partialSeconds('generate', 512, 4), 7), `${only.partialSeconds('generate', 512, 4)}`);
+    assert.ok(
+      near(only.streamedSeconds('generate', 512, 4), 6),
+      `${only.streamedSeconds('generate', 512, 4)}`,
+    );
+    // Whole calls only (no call stopped early yet): partial rollouts priced at the streamed time.
+    const whole = costModelOf({ workload: w(), profile: profiled(tailed(12)) });
+    assert.equal(whole.partialSeconds('generate', 512, 4), whole.streamedSeconds('generate', 512, 4));
+  });
+
   it('splits a job only once its stages are measured, and then where a generator streaming ahead wins', () => {
     assert.equal(planJob(input()).mode, 'temporal', 'no profile: temporal, whatever the prior says');
     // Partial rollouts off: a temporal plan then holds generation's tail (below, with them on).

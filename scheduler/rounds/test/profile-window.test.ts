@@ -1,7 +1,8 @@
 // The cost model's samples as the round reads them from PostgreSQL are the ones profile-summary.ts
 // computes from the same rows (the two homes of one rule): warm-up left out, calls past 3× the
 // median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps;
-// generation's slot occupancy averaged over the calls the mean keeps.
+// generation's slot occupancy averaged over the calls the mean keeps; calls stopped early for partial
+// rollouts a shape of their own.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { PROFILE_WINDOW_STEPS, stageSamples, type ProfileRow } from '../../planner/profile-summary.js';
@@ -28,18 +29,21 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
     const devices = step <= 30 ? 2 : 4;
     const gen = (step >= 45 ? 2 : 1) * (devices === 2 ? 1 : 0.6);
     const calls = step % 7 === 0 ? 2 : 1;
+    // From step 51 on 4 devices the job runs with partial rollouts: shorter calls, less tail left.
+    const partial = step > 50;
     for (let c = 0; c < calls; c++)
       rows.push({
         stage: 'generate',
         step,
-        seconds: gen + c * 0.01,
+        seconds: (partial ? 0.8 : 1) * gen + c * 0.01,
         batch: 512,
         devices,
         peakBytes: 1e6,
         onloadSeconds: 0.02,
         offloadSeconds: 0.01,
         // Longer completions, a longer tail: the slots are busy less of the call.
-        occupancy: step >= 45 ? 0.6 : 0.8,
+        occupancy: partial ? 0.9 : step >= 45 ? 0.6 : 0.8,
+        partialTail: partial ? 0.125 : null,
       });
     rows.push({
       stage: 'train',
@@ -54,8 +58,8 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
   }
   for (const r of rows)
     await pool.query(
-      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy, partial_tail)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         id,
         nodeId,
@@ -68,12 +72,14 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
         r.onloadSeconds,
         r.offloadSeconds,
         r.occupancy ?? null,
+        r.partialTail ?? null,
       ],
     );
 
   const read = await readSnapshot(pool, 60_000);
   const queued = read.snapshot.queued.find((q) => q.id === id)!;
-  const key = (s: { stage: string; devices: number; batch: number }) => `${s.stage}|${s.devices}|${s.batch}`;
+  const key = (s: { stage: string; devices: number; batch: number; partial?: boolean }) =>
+    `${s.stage}|${s.devices}|${s.batch}|${s.partial === true}`;
   const fromSql = [...queued.profile!.stages!].sort((a, b) => key(a).localeCompare(key(b)));
   const expected = stageSamples(rows).sort((a, b) => key(a).localeCompare(key(b)));
   assert.deepEqual(
@@ -91,12 +97,20 @@ it('reads each stage shape from its most recent steps, as stageSamples computes 
     assert.equal(s.occupancy === undefined, e.occupancy === undefined, key(s));
     if (e.occupancy !== undefined) assert.ok(Math.abs(s.occupancy! - e.occupancy) < 1e-9, key(s));
   }
-  // The window, as figures: 4-device generation over steps 45–60 alone, the slowed pace (1.2 s less
-  // 0.03 s of switching), two of them (49, 56) with a second call 0.01 s longer.
-  const gen4 = fromSql.find((s) => s.stage === 'generate' && s.devices === 4)!;
-  assert.equal(gen4.count, PROFILE_WINDOW_STEPS + 2);
-  assert.ok(Math.abs(gen4.computeSeconds - (1.17 + 0.02 / gen4.count)) < 1e-9, String(gen4.computeSeconds));
-  assert.ok(Math.abs(gen4.occupancy! - 0.6) < 1e-9, String(gen4.occupancy));
+  // The window, as figures: 4-device generation run to its end over steps 31–50 is fitted from its
+  // last 16 (35–50: 12 calls at occupancy 0.8, 7 after the slowdown at 0.6, the second calls of 35,
+  // 42 and 49 among them); the calls stopped early (steps 51–60, a second call at 56: 0.8 of the
+  // 1.2 s pace, less 0.03 s of switching) are a shape of their own.
+  const gen4 = fromSql.find((s) => s.stage === 'generate' && s.devices === 4 && !s.partial)!;
+  assert.equal(gen4.count, PROFILE_WINDOW_STEPS + 3);
+  const stopped = fromSql.find((s) => s.stage === 'generate' && s.devices === 4 && s.partial)!;
+  assert.equal(stopped.count, 11);
+  assert.ok(
+    Math.abs(stopped.computeSeconds - (0.96 - 0.03 + 0.01 / 11)) < 1e-9,
+    String(stopped.computeSeconds),
+  );
+  assert.ok(Math.abs(stopped.occupancy! - 0.9) < 1e-9, String(stopped.occupancy));
+  assert.ok(Math.abs(gen4.occupancy! - (12 * 0.8 + 7 * 0.6) / 19) < 1e-9, String(gen4.occupancy));
   // On 2 devices (steps 3–30, before the slowdown): no tail change yet; training reports none.
   assert.ok(
     Math.abs(fromSql.find((s) => s.stage === 'generate' && s.devices === 2)!.occupancy! - 0.8) < 1e-9,

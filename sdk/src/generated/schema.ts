@@ -1337,6 +1337,8 @@ export interface components {
                 computeSeconds?: number | null;
                 /** @default null */
                 occupancy?: number | null;
+                /** @default null */
+                partialTail?: number | null;
             }[];
             /** @default [] */
             events?: components["schemas"]["NodeJobEvent"][];

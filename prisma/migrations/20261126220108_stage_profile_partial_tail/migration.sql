@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "stage_profiles" ADD COLUMN     "partial_tail" DOUBLE PRECISION;
