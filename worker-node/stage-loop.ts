@@ -309,9 +309,9 @@ export class StageLoop {
   /** Temporal: each step generates and trains in one native call while holding all the job's devices. */
   private async runTemporal(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
     const w = this.d.start.spec.workflow;
+    const partialTail = this.d.start.placement.partialTail ?? 0;
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
       if (this.request) return this.stop();
-      const partialTail = this.d.start.placement.partialTail ?? 0;
       const result = await this.withDevices('rl_step', step, async () => {
         const { stats, profile, staleness, carriedGroups, occupancy } = await this.learner.rlStep({
           generate: {
@@ -329,9 +329,7 @@ export class StageLoop {
           { step, name: 'tokens_per_second', value: seconds > 0 ? stats.tokens / seconds : 0 },
           // One call generates and trains; only tokens replayed by partial rollouts are off-policy.
           ...stalenessMetrics(step, staleness),
-          ...(this.d.start.placement.partialTail
-            ? [{ step, name: 'carried_groups', value: carriedGroups }]
-            : []),
+          ...(partialTail > 0 ? [{ step, name: 'carried_groups', value: carriedGroups }] : []),
         ]);
         const batch = w.promptsPerStep * w.groupSize;
         return {

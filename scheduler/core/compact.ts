@@ -47,7 +47,8 @@ export function findCompaction(
   let free = 0;
   for (const slots of model.slots.values())
     for (const s of slots) if (s.occupants.length === 0 && !s.held) free++;
-  if (free < need && !(policy.compactIntoGroups && policy.timeSharing)) return null;
+  const intoGroups = policy.compactIntoGroups && policy.timeSharing;
+  if (free < need && !intoGroups) return null;
 
   let best: { nodeId: string; devices: number[]; moves: CompactionMove[]; moved: number } | null = null;
   for (const [nodeId, slots] of model.slots) {
@@ -87,7 +88,7 @@ export function findCompaction(
       model,
       nodeId,
       [...exclude].map((id) => running.get(id)!),
-      policy.compactIntoGroups && policy.timeSharing,
+      intoGroups,
     );
     if (!moves) continue;
     // Undo the trial placements; only the winner's are kept.

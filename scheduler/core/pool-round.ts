@@ -263,20 +263,22 @@ export function schedulePool(
         : null;
     const joined =
       temporal && !missed(temporal, joiner)
-        ? findPlacement(model, temporal, policy, joiner, withinEntitlement)
+        ? findPlacement(model, temporal, policy, joiner, withinEntitlement).fit
         : null;
     if (temporal && joined && joined.shared > 0) {
       place(job, temporal, joined.nodeId, joined.devices, joined.shared);
       continue;
     }
-    const searched = !missed(plan, joiner);
-    const fit = searched ? findPlacement(model, plan, policy, joiner, withinEntitlement) : null;
+    const search = missed(plan, joiner)
+      ? null
+      : findPlacement(model, plan, policy, joiner, withinEntitlement);
+    const fit = search?.fit ?? null;
     if (fit) {
       place(job, plan, fit.nodeId, fit.devices, fit.shared);
       continue;
     }
     // A miss with no protected group passed over holds for every tenant.
-    if (searched) addMiss(plan, lastSearch.skippedProtected ? joiner : null);
+    if (search) addMiss(plan, search.skippedProtected ? joiner : null);
     if (blockedBy) {
       waitFor(job, plan, notBefore, blockedReason(blockedBy, job));
       continue;
@@ -461,7 +463,8 @@ function addTo(list: Miss[], p: JobPlan): void {
 
 /**
  * `joiner`: a borrowing job's tenant, which may not join a group holding a job of a tenant that
- * `isProtected` (within its entitlement); null: any group.
+ * `isProtected` (within its entitlement); null: any group. `skippedProtected`: whether the search
+ * passed over a group only because it was protected (then its miss holds for `joiner` alone).
  */
 function findPlacement(
   model: PoolModel,
@@ -470,29 +473,26 @@ function findPlacement(
   joiner: string | null = null,
   isProtected: ((tenantId: string) => boolean) | null = null,
 ) {
-  lastSearch.skippedProtected = false;
   const exclusive = model.exclusiveFit(plan, plan.devicesMin);
-  if (exclusive) return { ...exclusive, shared: 0 };
-  if (!policy.timeSharing) return null;
+  if (exclusive) return { fit: { ...exclusive, shared: 0 }, skippedProtected: false };
+  if (!policy.timeSharing) return { fit: null, skippedProtected: false };
   let best: { nodeId: string; devices: number[]; shared: number; cost: number } | null = null;
   // The cheapest of the first few groups that fit: scanning every node for the very cheapest
   // costs O(nodes) per job, and groups within the load bounds differ little.
   let found = 0;
   let passed = 0;
+  let skippedProtected = false;
   for (const nodeId of model.openNodes) {
     // No node has the free devices (exclusiveFit), so only a whole group can take the job.
     model.skippedProtected = false;
     const f = model.joinGroup(nodeId, plan, plan.devicesMin, joiner, isProtected);
-    if (model.skippedProtected) lastSearch.skippedProtected = true;
+    if (model.skippedProtected) skippedProtected = true;
     if (f && (!best || f.cost < best.cost)) best = { nodeId, ...f };
     if (f && ++found >= SHARED_CANDIDATES) break;
     if (model.skippedProtected && ++passed >= PROTECTED_PASSES) break;
   }
-  return best;
+  return { fit: best, skippedProtected };
 }
-
-/** Whether the last findPlacement passed over a group only because it was protected. */
-const lastSearch = { skippedProtected: false };
 
 /**
  * Jobs another may join in the estimate: each alone on every device it holds (a whole group of

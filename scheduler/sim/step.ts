@@ -61,6 +61,9 @@ export function drawTurnUnits(sigma: number, rng: Rng, carried = 1): TurnDraw {
   let end = 0;
   const starts: number[] = [];
   const ends: number[] = [];
+  // A group ends with its last sample: samples are dispatched group by group.
+  const groupEnds = new Array<number>(GROUPS).fill(0);
+  const size = SEQUENCES / GROUPS;
   for (let i = 0; i < SEQUENCES; i++) {
     const length = rng.lognormal(1, sigma);
     sum += length;
@@ -69,17 +72,21 @@ export function drawTurnUnits(sigma: number, rng: Rng, carried = 1): TurnDraw {
     starts.push(start);
     ends.push(done);
     end = Math.max(end, done);
+    const g = Math.floor(i / size);
+    groupEnds[g] = Math.max(groupEnds[g]!, done);
     free.add(done, 1);
   }
-  return { sync: end, bulk: sum / slots, partial: partialUnits(starts, ends, slots, carried) };
+  return { sync: end, bulk: sum / slots, partial: partialUnits(starts, ends, groupEnds, slots, carried) };
 }
 
 /** When all but `carried` groups have ended, plus what is left of the others over the slots. */
-function partialUnits(starts: number[], ends: number[], slots: number, carried: number): number {
-  const size = SEQUENCES / GROUPS;
-  const groupEnds = Array.from({ length: GROUPS }, (_, g) =>
-    Math.max(...ends.slice(g * size, (g + 1) * size)),
-  );
+function partialUnits(
+  starts: readonly number[],
+  ends: readonly number[],
+  groupEnds: number[],
+  slots: number,
+  carried: number,
+): number {
   groupEnds.sort((a, b) => a - b);
   const stop = groupEnds[GROUPS - 1 - Math.max(0, Math.min(GROUPS - 1, carried))]!;
   let left = 0;
