@@ -18,6 +18,15 @@ import { switchFraction, type PoolModel, type Slot } from './cluster.js';
 import type { FairShare } from './fair-share.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
 
+/**
+ * Nodes looked at past the last fit found before the search takes the best so far. On a full pool
+ * of 512 nodes nearly every node can take a 2-device job with two victims and none with one, and
+ * proving that cost a round of bench:scheduler's 10,000 jobs 25–40 ms of its ~67 ms (8 searches
+ * scanning all 512 nodes). A victim more on a large pool is the price; a pool of up to this many
+ * nodes more than the first fit (every pool of the simulator) is searched whole, as before.
+ */
+const SCAN_AFTER_FIT = 64;
+
 export interface VictimContext {
   model: PoolModel;
   fair: FairShare;
@@ -76,9 +85,11 @@ export function findVictims(
   };
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
+  let sinceBest = 0;
   for (const [nodeId, slots] of model.slots) {
     // One victim is the fewest a job that did not fit can need: no later node can do better.
     if (best && best.victims.length <= 1) break;
+    if (best && ++sinceBest > SCAN_AFTER_FIT) break;
     // A bound before building anything: could the job fit with every leaving job and every allowed
     // victim gone? Most nodes of a busy pool could not.
     if (!couldFit(slots, plan, need, policy, (s, id) => claimableBy(ctx, s, id) || hasReason(id))) continue;
@@ -110,6 +121,7 @@ export function findVictims(
       const fit = model.fitOnNode(nodeId, plan, need, exclude);
       if (fit) {
         best = { nodeId, devices: fit.devices, victims: chosen, claims: [...exclude] };
+        sinceBest = 0;
         break;
       }
     }
@@ -180,6 +192,10 @@ export function claimLeaving(
   plan: JobPlan,
 ): { nodeId: string; devices: number[] } | null {
   const need = plan.devicesMin;
+  // Most rounds have no notice out: nothing to claim, and no node to look at.
+  let unclaimed = false;
+  for (const id of ctx.leaving) if (!ctx.claimed.has(id)) unclaimed = true;
+  if (!unclaimed) return null;
   for (const [nodeId, slots] of ctx.model.slots) {
     const exclude = new Set<string>();
     for (const id of leavingJobsOn(ctx, slots)) {

@@ -532,6 +532,36 @@ describe('schedule(): preemption', () => {
     assert.equal(b.entitlement, 0.75);
     assert.equal(b.demand, 4);
   });
+
+  it('searches the whole pool for the fewest victims up to 64 nodes past the first fit', () => {
+    // Every node but the last holds two low-priority 1-device jobs (two victims for a 2-device job);
+    // the last holds one 2-device job (one victim).
+    const pool = (nodes: number) =>
+      snapshot({
+        nodes: Array.from({ length: nodes }, (_, i) => node(`n${String(i).padStart(3, '0')}`, 2)),
+        tenants: [tenant('a')],
+        running: Array.from({ length: nodes }, (_, i) => {
+          const n = `n${String(i).padStart(3, '0')}`;
+          return i === nodes - 1
+            ? [running(`${n}-w`, 'a', n, [0, 1], { priority: 0 })]
+            : [
+                running(`${n}-0`, 'a', n, [0], { priority: 0 }),
+                running(`${n}-1`, 'a', n, [1], { priority: 0 }),
+              ];
+        }).flat(),
+        queued: [queued('high', 'a', { priority: 3, devices: 2, maxDevices: 2 })],
+      });
+    const small = schedule(pool(60), kueueLikePolicy, T0);
+    assert.deepEqual(
+      small.preempt.map((p) => p.jobId),
+      ['n059-w'],
+    );
+    // On a bigger pool the search takes the best of the first fit and the 64 nodes after it: one
+    // victim more, for a round that does not look at every node of a full pool (bench:scheduler).
+    const large = schedule(pool(100), kueueLikePolicy, T0);
+    assert.equal(large.preempt.length, 2);
+    assert.ok(large.preempt.every((p) => p.reason === 'priority' && p.jobId.startsWith('n000-')));
+  });
 });
 
 describe('schedule(): compaction', () => {
