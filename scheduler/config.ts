@@ -21,7 +21,7 @@ const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_LEND_RESERVED_DEVICES: z.enum(['on', 'off']).default('on'),
   TIMESHARE_COMPACTION: z.enum(['on', 'off']).default('on'),
   TIMESHARE_PROTECT_OWNER_DEVICES: z.enum(['on', 'off']).default('off'),
-  TIMESHARE_COMPACT_INTO_GROUPS: z.enum(['on', 'off']).default('off'),
+  TIMESHARE_COMPACT_INTO_GROUPS: z.enum(['on', 'off']).default('on'),
   /** Port of this process's Prometheus endpoint (GET /metrics); 0 = off. */
   TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });

@@ -8,7 +8,11 @@
  *              preempting each other, since each preemption moves the shares towards each other);
  *   aging    — for a job past the aging bound, a job of no higher priority under the same share rule;
  *              and, with `lendReservedDevices`, any job of no higher priority that was placed on
- *              loan: queued after the aged job and placed while it was already waiting past the bound.
+ *              loan: queued after the aged job and placed while it was already waiting past the bound
+ *              (another tenant's only under the share rule when the aged job's tenant would borrow
+ *              after admission: on one Philly window an aged job of a tenant at 0.90 of the pool took
+ *              a lent device back from a tenant at 0.025 of its 0.0375, which reclaimed it, 200
+ *              times in an hour; docs/simulator.md, finding 12).
  * On each node victims are taken highest-share tenant first, then lowest priority, then most
  * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
  * under notice count as gone: a job they make room for claims them first (`claimLeaving`), and
@@ -53,14 +57,26 @@ export function findVictims(
   const preemptorBorrows = fair.borrowing(job.tenantId, need, need * plan.deviceBytes);
   const agedAt = job.queuedAt + policy.agingBoundSeconds * 1000;
   const onLoan = (v: RunningJob) => v.queuedAt > job.queuedAt && v.placedAt >= agedAt;
+  // Kueue's LessThanOrEqualToFinalShare: the preemptor's share after admission is no more than the
+  // victim's tenant's once the victim leaves.
+  const finalShareOk = (v: RunningJob) => {
+    const f = ctx.footprint.get(v.id);
+    return preemptorShare <= fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0)) + 1e-12;
+  };
   const reasonFor = (v: RunningJob): PreemptDecision['reason'] | null => {
     if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
-    if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) return 'aging';
+    if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
+      // A lent device goes back to the aged job, but not across tenants against the share rule
+      // when the aged job's tenant would borrow: the device went where the fair order would have
+      // sent it, and taking it back only starts a reclaim the other way. (Judged by the tenants'
+      // entitlements instead, it thrashed as before: a tenant that wants nothing more is entitled
+      // to exactly what it holds until its job is taken back.)
+      if (v.tenantId === job.tenantId || !policy.fairShare || !preemptorBorrows || finalShareOk(v))
+        return 'aging';
+    }
     if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
     if (!policy.fairShare) return null;
-    const f = ctx.footprint.get(v.id) ?? { devices: 0, memory: 0 };
-    const finalShareOk = preemptorShare <= fair.share(v.tenantId, -f.devices, -f.memory) + 1e-12;
-    if (!finalShareOk) return null;
+    if (!finalShareOk(v)) return null;
     if (!preemptorBorrows && fair.borrowing(v.tenantId)) return 'reclaim';
     if (aged && v.priority <= job.priority) return 'aging';
     return null;

@@ -102,10 +102,11 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const takenBack = new Set(out.takeBack.map((t) => t.jobId));
   for (const r of snapshot.running) {
     if (r.preemptRequestedAt === null) continue;
-    // A node being cleared by compaction is its job's: nobody ahead of it in the order takes it.
-    // (For preemptions by share or age the simulator measured the least-served tenant lower with
-    // the same rule, 0.809 against 0.848 over 5 seeds: their preemptors keep the order's place.)
-    if (r.preemptReason === 'compact' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
+    // Devices being freed are their preemptor's: nobody ahead of it in the order takes them. Without
+    // this, a reclaim from a tenant just over its entitlement put that tenant under it, its aged jobs
+    // were promoted onto the freed devices, and the preemptor reclaimed again: 1,046 notices on one
+    // Philly window (docs/simulator.md, finding 12).
+    if (r.preemptReason !== 'replan' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
     // Taken back this round, requeued after it: where it returns stays held until then.
     const back = returnsTo(r);
     if (back && takenBack.has(r.id)) poolOf(r.pool).held.push(back);
@@ -115,6 +116,11 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
     // Moved by compaction and checkpointed before its notice ran out: the cleared node is still
     // its wide job's until that job is placed.
     if (q.returnTo && q.returnFor) poolOf(q.pool).preemptors.add(q.returnFor);
+    // The same just after its victims left: a victim that checkpointed before its notice ran out
+    // leaves between rounds, and the round that first sees its devices free gives them to the job
+    // it left for (for a minimum run time after the requeue, which spans several rounds).
+    if (q.preemptedFor && now - q.queuedAt < policy.minRunSeconds * 1000)
+      poolOf(q.pool).preemptors.add(q.preemptedFor);
   }
   for (const name of [...pools.keys()].sort())
     schedulePool(pools.get(name)!, tenants, activeDevices, policy, now, out);

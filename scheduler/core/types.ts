@@ -154,6 +154,11 @@ export interface QueuedJob {
   returnTo?: NodeDevices | null;
   /** A job moved by compaction: the job its move made room for (it stays first in the order). */
   returnFor?: string | null;
+  /**
+   * A job preempted by reclaim, aging or priority: the job its preemption made room for. That job
+   * goes first in the order for a minimum run time after this one's requeue.
+   */
+  preemptedFor?: string | null;
 }
 
 /** Some devices of one node. */

@@ -243,13 +243,14 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           )
         : { rows: [] },
       // Jobs that left their devices to change plan in place get the devices of their last
-      // placement back; jobs moved by compaction get those it chose (their notice's `moveTo`).
+      // placement back; jobs moved by compaction get those it chose (their notice's `moveTo`); for
+      // the others, the job their preemption made room for.
       preemptedIds.length
         ? pool.query(
-            `SELECT j.id,
-                    CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement' ELSE pg.data->'moveTo' END
-                      AS placement,
-                    CASE pe.data->>'reason' WHEN 'compact' THEN pg.data->>'forJobId' END AS for_job
+            `SELECT j.id, pe.data->>'reason' AS reason,
+                    CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement'
+                                            WHEN 'compact' THEN pg.data->'moveTo' END AS placement,
+                    CASE WHEN pe.data->>'reason' <> 'replan' THEN pg.data->>'forJobId' END AS for_job
              FROM jobs j
              CROSS JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempted' ORDER BY id DESC LIMIT 1) pe
@@ -257,7 +258,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                                   WHERE job_id = j.id AND type = 'job.placed' ORDER BY id DESC LIMIT 1) pl ON true
              LEFT JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
-            WHERE j.id = ANY($1::uuid[]) AND pe.data->>'reason' IN ('replan', 'compact')`,
+            WHERE j.id = ANY($1::uuid[])
+              AND pe.data->>'reason' IN ('replan', 'compact', 'reclaim', 'aging', 'priority')`,
             [preemptedIds],
           )
         : { rows: [] },
@@ -277,10 +279,12 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     p?.nodeId && Array.isArray(p.devices) ? { nodeId: p.nodeId, devices: p.devices } : null;
   const returnTo = new Map<string, NodeDevices>();
   const returnFor = new Map<string, string>();
+  const preemptedFor = new Map<string, string>();
   for (const r of returnRows.rows) {
     const to = nodeDevices(r.placement);
     if (to) returnTo.set(r.id, to);
     if (to && r.for_job) returnFor.set(r.id, r.for_job);
+    if (r.reason !== 'replan' && r.reason !== 'compact' && r.for_job) preemptedFor.set(r.id, r.for_job);
   }
   const notices = new Map<string, { for: string | null; moveTo: NodeDevices | null }>();
   for (const r of noticeRows.rows)
@@ -410,6 +414,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       profile: profiles.get(r.id) ?? null,
       returnTo: returnTo.get(r.id) ?? null,
       returnFor: returnFor.get(r.id) ?? null,
+      preemptedFor: preemptedFor.get(r.id) ?? null,
     };
   });
 

@@ -10,7 +10,8 @@
  *   --seeds N           also run seeds seed … seed+N−1 of each workload and print the ratios'
  *                       mean and range (default 5; 1: the one seed only)
  *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
- *                       protectOwnerDevices, compactIntoGroups
+ *                       protectOwnerDevices
+ *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
 import { fileURLToPath } from 'node:url';
@@ -46,16 +47,23 @@ const { values } = parseArgs({
     tick: { type: 'string', default: String(defaultPhysics.tickSeconds) },
     seeds: { type: 'string', default: '5' },
     with: { type: 'string', default: '' },
+    without: { type: 'string', default: '' },
   },
 });
 const OPTIONAL_RULES = ['protectOwnerDevices', 'compactIntoGroups'] as const;
-const turnedOn: Partial<Policy> = {};
-for (const name of values.with.split(',').filter(Boolean)) {
-  if (!(OPTIONAL_RULES as readonly string[]).includes(name))
-    throw new Error(`--with: unknown rule ${name} (one of ${OPTIONAL_RULES.join(', ')})`);
-  turnedOn[name as (typeof OPTIONAL_RULES)[number]] = true;
-}
-const timeshare: Policy = { ...defaultPolicy, ...turnedOn };
+type OptionalRule = (typeof OPTIONAL_RULES)[number];
+const switched: Partial<Policy> = {};
+const turn = (flag: 'with' | 'without', on: boolean) => {
+  for (const name of values[flag].split(',').filter(Boolean)) {
+    const known = OPTIONAL_RULES.filter((r) => defaultPolicy[r] !== on);
+    if (!(known as readonly string[]).includes(name))
+      throw new Error(`--${flag}: unknown rule ${name} (one of ${known.join(', ')})`);
+    switched[name as OptionalRule] = on;
+  }
+};
+turn('with', true);
+turn('without', false);
+const timeshare: Policy = { ...defaultPolicy, ...switched };
 const seed = Number(values.seed);
 const seeds = Math.max(1, Math.floor(Number(values.seeds)));
 const physics: SimPhysics = { ...defaultPhysics, tickSeconds: Number(values.tick) };
@@ -77,6 +85,7 @@ const run = (label: string, w: SimWorkload, p: Policy, planner = false, s = seed
 
 out(`# Timeshare cluster simulator (seed ${seed})`);
 if (values.with) out(`\nTimeshare with rules that are off by default turned on: ${values.with}.`);
+if (values.without) out(`\nTimeshare with rules that are on by default turned off: ${values.without}.`);
 out();
 out(
   `Switch ${physics.switchBytesPerSecond / 1e9} GB/s each way (bench:engine offload/onload), checkpoint ${physics.checkpointBytesPerSecond / 1e9} GB/s per device, decision cost ${physics.decisionSecondsPerJob} s per decided job, rounds on events and every ${physics.tickSeconds} s while jobs wait, usage half-life ${physics.usageHalfLifeSeconds / 3600} h.`,

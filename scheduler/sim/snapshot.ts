@@ -134,6 +134,10 @@ export function buildSnapshot(
         profile: j.profile(),
         returnTo: j.returnTo,
         returnFor: j.noticeReason === 'compact' ? j.noticeFor : null,
+        preemptedFor:
+          j.noticeReason === 'reclaim' || j.noticeReason === 'aging' || j.noticeReason === 'priority'
+            ? j.noticeFor
+            : null,
       });
   }
   const tenantStates: TenantState[] = tenants.map((t) => {

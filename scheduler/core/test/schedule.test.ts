@@ -393,9 +393,8 @@ describe('schedule(): quotas and order', () => {
     );
     assert.deepEqual(placedIds(first), ['long']);
 
-    // Later r has ended: the aged job fits if the loan comes back. b's job is taken back although
-    // the share rule alone would not allow it (b holds 1 device of 4, a would hold 4); r2, queued
-    // before the aged job, is not a loan and stays.
+    // Later r has ended: the aged job fits if the loan comes back. r2, queued before the aged job,
+    // is not a loan and stays.
     const later = T0 + 600_000;
     const loaned = running('long', 'b', 'n1', [3], {
       plan: plan10,
@@ -410,23 +409,76 @@ describe('schedule(): quotas and order', () => {
       stepsDone: 60,
       steps: 1000,
     });
-    const back = (policy: typeof lending) =>
+    // c holds two devices it had before the job aged (not a loan); a weighs 2, so 2 of 4 devices
+    // are its entitlement.
+    const cOwn = running('c-own', 'c', 'n1', [0, 1], {
+      plan: { ...plan10, devicesMin: 2 },
+      queuedAt: before,
+    });
+    const back = (policy: typeof lending, others: (typeof loaned)[], want = 3, aWeight = 1) =>
       schedule(
         snapshot({
           nodes: [node('n1', 4)],
-          tenants: [tenant('a'), tenant('b')],
-          running: [loaned, r2],
-          queued: [old],
+          tenants: [tenant('a', { weight: aWeight }), tenant('b'), tenant('c')],
+          running: [loaned, ...others],
+          queued: [{ ...old, devices: want, maxDevices: want }],
         }),
         policy,
         later,
       ).preempt.map((p) => [p.jobId, p.reason, p.forJobId]);
-    assert.deepEqual(back(lending), [['long', 'aging', 'old']]);
-    assert.deepEqual(back({ ...lending, lendReservedDevices: false }), []);
+    // a would hold its entitlement after the take-back: the loan comes back, although the share
+    // rules alone would not allow it (b holds no more than its entitlement, and would hold less than a).
+    assert.deepEqual(back(lending, [cOwn], 2, 2), [['long', 'aging', 'old']]);
+    assert.deepEqual(back({ ...lending, lendReservedDevices: false }, [cOwn], 2, 2), []);
+    // a would hold all 4 devices, over its entitlement, and b none: the lent device stays with b,
+    // and the aged job waits for r2 to end (taken back, b would be owed the device and reclaim it).
+    assert.deepEqual(back(lending, [r2]), []);
   });
 });
 
 describe('schedule(): preemption', () => {
+  it("gives the devices a preemption frees to its preemptor, ahead of the victims' tenant's aged jobs", () => {
+    // a holds its entitlement (1 of 2 devices; b wants the other), so its aged job is promoted.
+    const s = (victim: Partial<Parameters<typeof queued>[2]>) =>
+      snapshot({
+        nodes: [node('n1', 2)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [running('a-run', 'a', 'n1', [0])],
+        queued: [
+          queued('a-old', 'a', { queuedAt: T0 - 2 * 3600_000 }),
+          queued('a-victim', 'a', { requeueReason: 'preempted', preemptedFor: 'b1', ...victim }),
+          queued('b1', 'b', { queuedAt: T0 - 300_000 }),
+        ],
+      });
+    // The victim left 10 s ago, between rounds: the device it freed is b1's.
+    assert.deepEqual(placedIds(schedule(s({ queuedAt: T0 - 10_000 }), kueueLikePolicy, T0)), ['b1']);
+    // A minimum run time after the requeue the order is the fair one again.
+    assert.deepEqual(placedIds(schedule(s({ queuedAt: T0 - 120_000 }), kueueLikePolicy, T0)), ['a-old']);
+
+    // While the victim is still under notice, its preemptor claims its device first.
+    const noticed = (preemptFor: string | null) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 3)],
+          tenants: [tenant('a'), tenant('b'), tenant('c')],
+          running: [
+            running('a-run', 'a', 'n1', [0]),
+            running('c-leaving', 'c', 'n1', [1], {
+              preemptRequestedAt: T0 - 5_000,
+              preemptReason: 'reclaim',
+              preemptFor,
+            }),
+            running('c-run', 'c', 'n1', [2]),
+          ],
+          queued: [queued('a-old', 'a', { queuedAt: T0 - 2 * 3600_000 }), queued('b1', 'b')],
+        }),
+        kueueLikePolicy,
+        T0,
+      );
+    assert.equal(view(noticed('b1'), 'b1')!.position, 1);
+    assert.equal(view(noticed(null), 'a-old')!.position, 1);
+  });
+
   it('preempts a lower-priority job of the same tenant, after its minimum run time only', () => {
     const base = {
       nodes: [node('n1', 1)],
