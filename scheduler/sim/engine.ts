@@ -118,6 +118,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     const d = schedule(snapshot, policy, toMs(now));
     rec.roundWallMs.push(performance.now() - started);
     rec.sharesAt(now, d.shares);
+    rec.predictionsAt(snapshot.running);
     for (const e of d.queue)
       if (!rec.firstEstimate.has(e.jobId) && byId.get(e.jobId)!.attempts === 0)
         rec.firstEstimate.set(e.jobId, e.estimatedStartAt === null ? null : fromMs(e.estimatedStartAt));

@@ -85,8 +85,14 @@ export class JobRun {
   /** Holds in progress, by side (a temporal hold is `generate`), with their devices. */
   private readonly holds = new Map<Side, { from: number; devices: number[] }>();
   private sums = { step: 0, held: 0, switches: 0, n: 0 };
-  /** Per stage and device count, as the worker's profiles are grouped (a moved job has both). */
-  private stageSums: Record<Side, Map<number, StageSums>> = { generate: new Map(), train: new Map() };
+  /**
+   * Per stage, device count and whether the calls stopped early for partial rollouts, as the
+   * worker's profiles are grouped (a moved job has several).
+   */
+  private stageSums: Record<Side, Map<string, StageSums & { devices: number; partial: boolean }>> = {
+    generate: new Map(),
+    train: new Map(),
+  };
   /** Why the notice out now was sent; where a job moving to a new plan in place comes back to. */
   noticeReason: PreemptDecision['reason'] | null = null;
   /** The queued job the notice frees this job's devices for. */
@@ -164,15 +170,16 @@ export class JobRun {
   private stageSamples(): StageSample[] {
     const out: StageSample[] = [];
     for (const side of ['generate', 'train'] as const)
-      for (const [devices, st] of this.stageSums[side]) {
+      for (const st of this.stageSums[side].values()) {
         out.push({
           stage: side,
           batch: STEP_SEQUENCES,
-          devices,
+          devices: st.devices,
           computeSeconds: st.seconds / st.calls,
-          switchSeconds: this.pairSeconds(side, devices),
+          switchSeconds: this.pairSeconds(side, st.devices),
           count: st.calls,
           ...(side === 'generate' ? { occupancy: st.bulk / Math.max(1e-9, st.seconds) } : {}),
+          ...(st.partial ? { partial: true } : {}),
         });
       }
     return out;
@@ -314,25 +321,36 @@ export class JobRun {
     if (this.checkpointDue())
       phases.push({ kind: 'checkpoint', held: true, seconds: this.checkpointSeconds });
     const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
-    this.recordStage('generate', n, sum(turns.map((t) => t.sync)), sum(turns.map((t) => t.bulk)));
+    // Calls that stopped with groups left to carry are reported as such, as the worker marks them
+    // (`partialTail`): the cost model keeps their tail apart from whole calls'.
+    this.recordStage(
+      'generate',
+      n,
+      sum(turns.map((t) => t.sync)),
+      sum(turns.map((t) => t.bulk)),
+      this.partialTail > 0,
+    );
     const train = sum(phases.filter((p) => p.kind === 'train').map((p) => p.seconds));
     this.recordStage('train', n, train, train);
     this.phases = phases;
     this.phase = 0;
   }
 
-  private pendingStage: { side: Side; devices: number; seconds: number; bulk: number }[] = [];
+  private pendingStage: { side: Side; devices: number; seconds: number; bulk: number; partial: boolean }[] =
+    [];
 
   /** Stage figures count once the step they belong to is done (a preempted step reports nothing). */
-  private recordStage(side: Side, devices: number, seconds: number, bulk: number): void {
-    this.pendingStage.push({ side, devices, seconds, bulk });
+  private recordStage(side: Side, devices: number, seconds: number, bulk: number, partial = false): void {
+    this.pendingStage.push({ side, devices, seconds, bulk, partial });
   }
 
   private commitStages(): void {
     for (const p of this.pendingStage) {
       const sums = this.stageSums[p.side];
-      let st = sums.get(p.devices);
-      if (!st) sums.set(p.devices, (st = { seconds: 0, bulk: 0, calls: 0 }));
+      const key = `${p.devices}/${p.partial}`;
+      let st = sums.get(key);
+      if (!st)
+        sums.set(key, (st = { seconds: 0, bulk: 0, calls: 0, devices: p.devices, partial: p.partial }));
       st.seconds += p.seconds;
       st.bulk += p.bulk;
       st.calls++;

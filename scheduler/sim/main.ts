@@ -27,6 +27,7 @@ import {
   losses,
   meanInterval,
   physicsVerdicts,
+  predictionLine,
   table,
   tenantTable,
   type PhysicsRow,
@@ -150,6 +151,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   out(
     `Stage planner (issue 12): Timeshare with the planner ${ts.saturatedJobsPerHour.toFixed(2)} jobs/h while saturated against temporal-only ${temporal.saturatedJobsPerHour.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the makespan ${(ts.jobsPerHour / temporal.jobsPerHour).toFixed(3)}×); plans placed: ${ts.plans}; re-planning: ${ts.replans}. Without the planner Timeshare is ${(temporal.saturatedJobsPerHour / fifo.saturatedJobsPerHour).toFixed(3)}× FIFO and ${(temporal.saturatedJobsPerHour / kueue.saturatedJobsPerHour).toFixed(3)}× Kueue-like while saturated.`,
   );
+  out(predictionLine(ts));
   out(
     `Preemption notices by reason: ${rows.map((r) => `${r.label}: ${r.preemptionReasons}`).join('; ')} (\`compact\` moves a job to free devices elsewhere so a wider job gets a whole node; it loses a restart, not its place).`,
   );

@@ -5,7 +5,7 @@
  * violations (a job placed twice, a device over its group bound or memory, a quota exceeded) that
  * tests assert never happen.
  */
-import type { TenantShareView } from '../core/types.js';
+import type { RunningJob, TenantShareView } from '../core/types.js';
 import type { DeviceTimeKind } from './job-run.js';
 
 export class Recorder {
@@ -30,6 +30,13 @@ export class Recorder {
    * through gave it (seconds; null: no estimate), what a tenant sees right after submitting.
    */
   readonly firstEstimate = new Map<string, number | null>();
+  /**
+   * Per temporal placement that ran alone on its devices (by job and placement time): its measured
+   * step since placed ÷ the step its plan predicted, as the latest round after 5 steps saw it, and
+   * whether the plan carried stragglers over (partial rollouts). A placement that ever shared a
+   * device is left out (its steps wait for the lock).
+   */
+  readonly stepPredictions = new Map<string, { ratio: number; partial: boolean; alone: boolean }>();
 
   deviceTime(kind: DeviceTimeKind, seconds: number): void {
     this.deviceSeconds[kind] += seconds;
@@ -51,5 +58,22 @@ export class Recorder {
 
   violation(message: string): void {
     if (this.violations.length < 20) this.violations.push(message);
+  }
+
+  /** Reads one round's running jobs into `stepPredictions`. */
+  predictionsAt(running: readonly RunningJob[]): void {
+    const holders = new Map<string, number>();
+    for (const r of running)
+      for (const d of r.devices) holders.set(`${r.nodeId}/${d}`, (holders.get(`${r.nodeId}/${d}`) ?? 0) + 1);
+    for (const r of running) {
+      if (r.plan.mode !== 'temporal') continue;
+      const key = `${r.id}@${r.placedAt}`;
+      const alone = r.devices.every((d) => holders.get(`${r.nodeId}/${d}`) === 1);
+      const seen = this.stepPredictions.get(key);
+      if (seen && !seen.alone) continue;
+      const since = r.replan?.sincePlaced;
+      const ratio = since && since.steps >= 5 ? since.stepSeconds / r.plan.stepSeconds : NaN;
+      this.stepPredictions.set(key, { ratio, partial: r.plan.partialTail > 0, alone });
+    }
   }
 }

@@ -53,6 +53,15 @@ export function estimateTable(rows: Summary[]): string {
   ].join('\n');
 }
 
+/** The planner's step predictions against measured steps, one line (Timeshare with the planner). */
+export function predictionLine(r: Summary): string {
+  const part = (label: string, f: Summary['predictions']['whole']) =>
+    f.n === 0
+      ? `${label}: none`
+      : `${label} ${f.p50.toFixed(3)} (p10 ${f.p10.toFixed(3)}, p90 ${f.p90.toFixed(3)}; ${f.n} placements)`;
+  return `The planner's predicted step against the measured one (measured ÷ predicted, median; temporal placements alone on their devices, after 5 steps): ${part('whole calls', r.predictions.whole)}; ${part('partial rollouts', r.predictions.partial)}.`;
+}
+
 export interface PhysicsRow {
   idle: number;
   fifo: Summary;

@@ -53,6 +53,12 @@ export interface Summary {
    * estimated, seconds) the median and the median and p90 of their size.
    */
   estimates: { waited: number; none: number; bias: number; p50: number; p90: number };
+  /**
+   * The planner's step predictions against the steps measured (temporal placements alone on their
+   * devices, after 5 steps): measured ÷ predicted, median and p10 / p90, for plans with and without
+   * partial rollouts.
+   */
+  predictions: Record<'whole' | 'partial', { n: number; p10: number; p50: number; p90: number }>;
 }
 
 export function quantile(xs: readonly number[], q: number): number {
@@ -151,6 +157,7 @@ export function summarise(label: string, r: SimResult): Summary {
       Object.entries(r.recorder.replans)
         .map(([kind, n]) => `${kind} ${n}`)
         .join(', ') || 'none',
+    predictions: predictionFigures(r),
     estimates: {
       waited: errors.length + none,
       none,
@@ -159,4 +166,17 @@ export function summarise(label: string, r: SimResult): Summary {
       p90: quantile(sizes, 0.9),
     },
   };
+}
+
+function predictionFigures(r: SimResult): Summary['predictions'] {
+  const ratios = { whole: [] as number[], partial: [] as number[] };
+  for (const p of r.recorder.stepPredictions.values())
+    if (p.alone && Number.isFinite(p.ratio)) ratios[p.partial ? 'partial' : 'whole'].push(p.ratio);
+  const figures = (xs: number[]) => ({
+    n: xs.length,
+    p10: quantile(xs, 0.1),
+    p50: quantile(xs, 0.5),
+    p90: quantile(xs, 0.9),
+  });
+  return { whole: figures(ratios.whole), partial: figures(ratios.partial) };
 }

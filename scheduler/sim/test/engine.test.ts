@@ -5,8 +5,17 @@ import { defaultPolicy, kueueLikePolicy } from '../../core/policy.js';
 import { simulate } from '../engine.js';
 import { Rng } from '../rng.js';
 import { drawTurnUnits } from '../step.js';
-import { DEFAULT_PARTIAL_TAIL } from '../../planner/plan-job.js';
-import { defaultPhysics, GB, GiB, stepFigures, type SimJobSpec, type SimWorkload } from '../model.js';
+import { DEFAULT_PARTIAL_TAIL, planJob } from '../../planner/plan-job.js';
+import {
+  defaultPhysics,
+  GB,
+  GiB,
+  SIM_DEVICE_THREADS,
+  stepFigures,
+  type SimJobSpec,
+  type SimWorkload,
+} from '../model.js';
+import { specWorkload } from '../snapshot.js';
 import { summarise } from '../summary.js';
 import { syntheticWorkload } from '../workloads/synthetic.js';
 
@@ -186,6 +195,29 @@ describe('simulator engine', () => {
       observe: (_s, d) => strict.push(...d.place.map((p) => p.plan.partialTail)),
     });
     assert.deepEqual(strict, [0]);
+  });
+
+  it('reports generation calls stopped early as such, so the planner prices partial rollouts as they run', () => {
+    const spec = job('carry', { devices: 1, shape: aheadShape, maxWeightLag: 1, steps: 30 });
+    const run = simulate(world([spec], 1), defaultPolicy, { planner: true }).jobs[0]!;
+    const profile = run.profile()!;
+    const generate = profile.stages!.filter((s) => s.stage === 'generate');
+    assert.deepEqual(
+      generate.map((s) => s.partial ?? false),
+      [true],
+    );
+    // Planned again from what it measured: the step predicted for partial rollouts is the one run.
+    const plan = planJob({
+      workload: specWorkload(spec, true),
+      devices: 1,
+      maxDevices: 1,
+      memoryPerDeviceBytes: spec.deviceBytes,
+      profile,
+      threadsPerDevice: SIM_DEVICE_THREADS,
+    });
+    assert.equal(plan.partialTail, DEFAULT_PARTIAL_TAIL);
+    const ratio = profile.stepSeconds / plan.stepSeconds;
+    assert.ok(Math.abs(ratio - 1) < 0.02, `measured ÷ predicted step ${ratio.toFixed(3)}`);
   });
 
   it('partial rollouts stop a turn when all but the carried groups have ended: between bulk and tail', () => {
