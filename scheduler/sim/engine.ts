@@ -42,6 +42,13 @@ export interface SimOptions {
    * plans from their profiles; otherwise every job runs temporally, as its user configured it.
    */
   planner?: boolean;
+  /**
+   * Nodes fail: each after an exponentially distributed time up (mean `mtbfHours`, seeded), and
+   * comes back `repairHours` later, empty. The scheduler learns of a failure `detectSeconds` later
+   * (production's heartbeat timeout); until then the node's jobs stand still and it may still be
+   * given work. Its jobs then go back to the queue (`node_lost`) from their last checkpoint.
+   */
+  failures?: { mtbfHours: number; repairHours: number; detectSeconds: number };
 }
 
 export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions = {}): SimResult {
@@ -64,8 +71,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     pendingRounds.add(t);
     clock.at(t, () => round(t), 1);
   };
-  const requeue = (j: JobRun) => {
-    j.requeueReason = 'preempted';
+  const requeue = (j: JobRun, reason: 'preempted' | 'node_lost' = 'preempted') => {
+    j.requeueReason = reason;
     j.enqueue(clock.now, queueSeq++);
   };
   const hooks = {
@@ -110,10 +117,16 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     pendingRounds.delete(t);
     const now = clock.now;
     decayUsage(now);
-    const snapshot = buildSnapshot(nodes, workload.tenants, usage, jobs, {
-      planner: opts.planner ?? false,
-      deviceMemoryBytes: workload.cluster.deviceMemoryBytes,
-    });
+    const snapshot = buildSnapshot(
+      lost.size ? nodes.filter((n) => !lost.has(n.id)) : nodes,
+      workload.tenants,
+      usage,
+      jobs,
+      {
+        planner: opts.planner ?? false,
+        deviceMemoryBytes: workload.cluster.deviceMemoryBytes,
+      },
+    );
     const started = performance.now();
     const d = schedule(snapshot, policy, toMs(now));
     rec.roundWallMs.push(performance.now() - started);
@@ -174,6 +187,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       const planKind =
         p.mode === 'temporal' && p.plan.partialTail > 0 ? 'temporal with partial rollouts' : p.mode;
       rec.placementsByMode[planKind] = (rec.placementsByMode[planKind] ?? 0) + 1;
+      if (lost.has(p.nodeId)) rec.violation(`${p.jobId} placed on ${p.nodeId}, known lost`);
       j.start(p.nodeId, p.devices, delay, {
         mode: p.mode,
         generate: p.stages.generate,
@@ -181,6 +195,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
         microBatches: p.plan.microBatches ?? 1,
         partialTail: p.plan.partialTail,
       });
+      // Placed on a node that died unnoticed: the job never starts there.
+      if (down.has(p.nodeId)) j.crash();
     }
     if (d.takeBack.length > 0) requestRound(now);
   }
@@ -191,6 +207,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     const bound = policy.timeSharing ? policy.maxJobsPerDevice : 1;
     for (const j of jobs) {
       if (j.status !== 'running') continue;
+      if (lost.has(j.nodeId)) rec.violation(`${j.spec.id} runs on ${j.nodeId}, known lost`);
       // A plan may use fewer devices than the spec's when more would not make it faster.
       if (j.devices.length < 1 || j.devices.length > j.spec.devices)
         rec.violation(`${j.spec.id} holds ${j.devices.length} devices`);
@@ -209,6 +226,44 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
         rec.violation(
           `${t.id} holds ${perTenant.get(t.id)} devices over its quota ${t.maxConcurrentDevices}`,
         );
+  }
+
+  // Node failures: `down` from the failure to the repair, `lost` from its detection to the repair.
+  const down = new Set<string>();
+  const lost = new Set<string>();
+  const failures = opts.failures;
+  if (failures) {
+    const horizonEnd = workload.horizonSeconds ?? Infinity;
+    nodes.forEach((n, i) => {
+      const draw = rng.fork(100_000 + i);
+      const fail = (from: number) => {
+        const at = from + draw.exponential(failures.mtbfHours * 3600);
+        if (at >= horizonEnd) return;
+        clock.at(at, () => {
+          if (jobs.every((j) => j.status === 'done')) return;
+          down.add(n.id);
+          rec.nodeFailures++;
+          for (const j of jobs) if (j.status === 'running' && j.nodeId === n.id) j.crash();
+          clock.at(at + failures.detectSeconds, () => {
+            lost.add(n.id);
+            for (const j of jobs)
+              if (j.status === 'running' && j.nodeId === n.id) {
+                j.nodeLost();
+                rec.nodeLostJobs++;
+                requeue(j, 'node_lost');
+              }
+            requestRound(clock.now);
+          });
+          clock.at(at + failures.repairHours * 3600, () => {
+            down.delete(n.id);
+            lost.delete(n.id);
+            requestRound(clock.now);
+            fail(clock.now);
+          });
+        });
+      };
+      fail(0);
+    });
   }
 
   let atLastArrival: SimResult['atLastArrival'] = null;

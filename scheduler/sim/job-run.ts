@@ -60,7 +60,9 @@ export class JobRun {
   attempts = 0;
   queueSeq = 0;
   queuedAt = 0;
-  requeueReason: 'preempted' | null = null;
+  requeueReason: 'preempted' | 'node_lost' | null = null;
+  /** Its node died: it does nothing more until the node is found lost (or its notice runs out). */
+  crashed = false;
   nodeId = '';
   devices: number[] = [];
   plan: RunPlan | null = null;
@@ -533,6 +535,12 @@ export class JobRun {
     const now = this.clock.now;
     this.notice = now;
     this.noticeReason = reason;
+    // A dead node writes no checkpoint: the job waits for its take-back or for the node to be lost.
+    if (this.crashed) {
+      this.noticeFor = forJobId ?? null;
+      this.preemptions.push({ placedAt: this.placedAt, at: now });
+      return;
+    }
     this.noticeFor = forJobId ?? null;
     // A move to a new plan keeps its devices, a move by compaction gets those chosen for it: the
     // round gives them to it first.
@@ -558,8 +566,24 @@ export class JobRun {
       });
   }
 
+  /** Its node died: every activity stops where it is (the steps since the last checkpoint are lost). */
+  crash(): void {
+    this.crashed = true;
+    this.token++;
+    this.pendingStage = [];
+    // The node's memory is gone with it: nothing stays resident, and no request waits there.
+    this.locks.evict(this.spec.id, this.nodeId, this.devices);
+    for (const side of [...this.holds.keys()]) this.endHold(side, 'useful');
+  }
+
+  /** Its node is found lost: back to the last periodic checkpoint, as a take-back. */
+  nodeLost(): void {
+    this.takeBack();
+  }
+
   /** The grace ran out before the checkpoint was written: back to the last periodic checkpoint. */
   takeBack(): void {
+    this.crashed = false;
     this.stepsLost += this.stepsDone - this.lastCheckpoint;
     this.stepsDone = this.lastCheckpoint;
     this.leave();

@@ -9,6 +9,7 @@
  *   --tick S            seconds between rounds while jobs wait (default 30)
  *   --seeds N           also run seeds seed … seed+N−1 of each workload and print the ratios'
  *                       mean and range (default 5; 1: the one seed only)
+ *   --mtbf H            mean hours between failures of a node in the part \`failures\` (default 6)
  *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
  *                       protectOwnerDevices
  *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '5' },
     with: { type: 'string', default: '' },
     without: { type: 'string', default: '' },
+    mtbf: { type: 'string', default: '6' },
   },
 });
 const OPTIONAL_RULES = ['protectOwnerDevices', 'compactIntoGroups'] as const;
@@ -69,7 +71,7 @@ const seed = Number(values.seed);
 const seeds = Math.max(1, Math.floor(Number(values.seeds)));
 const physics: SimPhysics = { ...defaultPhysics, tickSeconds: Number(values.tick) };
 const parts = new Set(
-  (values.parts ?? `physics,synthetic,philly,scale${values.workload ? ',file' : ''}`)
+  (values.parts ?? `physics,synthetic,philly,scale,failures${values.workload ? ',file' : ''}`)
     .split(',')
     .map((s) => s.trim()),
 );
@@ -244,6 +246,7 @@ if (parts.has('philly')) {
   }
 }
 if (parts.has('scale')) scale();
+if (parts.has('failures')) failures();
 if (parts.has('file') && values.workload) headline('workload file', fileWorkload(values.workload, seed));
 
 /**
@@ -272,4 +275,36 @@ function scale(): void {
   }
   const mean = (i: number) => cols.reduce((a, r) => a + r[i]!, 0) / cols.length;
   out(`| mean | | ${[0, 1, 2, 3, 4].map((i) => mean(i).toFixed(3)).join(' | ')} |`);
+}
+
+/**
+ * The headline workloads (seed 1) with nodes that fail and come back: what each policy keeps of its
+ * jobs/h, and what the failures cost. For information beside the headline, which has none.
+ */
+function failures(): void {
+  const f = { mtbfHours: Number(values.mtbf), repairHours: 1, detectSeconds: 30 };
+  out();
+  out(
+    `## Node failures, for information: each node fails every ${f.mtbfHours} h on average (exponential, seeded), comes back empty after ${f.repairHours} h, and is found lost ${f.detectSeconds} s after it fails`,
+  );
+  out();
+  out(
+    '| workload | policy | jobs/h saturated (without failures) | jobs/h | node failures | jobs sent back (`node_lost`) | steps lost | done | invariant violations |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|');
+  const workloads: [string, SimWorkload | null][] = [
+    ['synthetic', syntheticWorkload({ seed })],
+    ['Philly window', phillyWorkload({ seed, path: values.trace, jobs: Number(values['philly-jobs']) })],
+  ];
+  for (const [name, w] of workloads) {
+    if (!w) continue;
+    for (const [label, p, planner] of POLICIES) {
+      const clean = run(label, w, p, planner);
+      const r = simulate(w, p, { physics, seed, planner, failures: f });
+      const s = summarise(label, r);
+      out(
+        `| ${name} | ${label} | ${s.saturatedJobsPerHour.toFixed(2)} (${clean.saturatedJobsPerHour.toFixed(2)}) | ${s.jobsPerHour.toFixed(2)} | ${r.recorder.nodeFailures} | ${r.recorder.nodeLostJobs} | ${s.stepsLost} | ${s.done}/${s.jobs} | ${s.violations.length} |`,
+      );
+    }
+  }
 }

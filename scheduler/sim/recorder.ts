@@ -22,6 +22,9 @@ export class Recorder {
   /** Re-planning decisions by kind (move, decline, measured). */
   readonly replans: Record<string, number> = {};
   takeBacks = 0;
+  /** Node failures, and jobs that went back to the queue because their node was found lost. */
+  nodeFailures = 0;
+  nodeLostJobs = 0;
   /** Per tenant: ∫ share dt and ∫ entitlement dt (fractions of the pool × seconds). */
   readonly shares = new Map<string, { share: number; entitlement: number }>();
   private last: { at: number; views: TenantShareView[] } | null = null;

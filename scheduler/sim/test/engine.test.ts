@@ -120,6 +120,37 @@ describe('simulator engine', () => {
     assert.ok(quotaReached, 'the quota was binding at some point');
   });
 
+  it('survives node failures: jobs on a failed node go back to the queue from their checkpoint and every job finishes', () => {
+    const w = syntheticWorkload({ seed: 3, nodes: 2, arrivalHours: 2, overload: 1.5 });
+    const failures = { mtbfHours: 1, repairHours: 0.5, detectSeconds: 30 };
+    for (const [policy, planner] of [
+      [defaultPolicy, true],
+      [kueueLikePolicy, false],
+    ] as const) {
+      // A node found lost leaves the snapshot until it is repaired, and nothing is placed on it then.
+      const down = new Set<string>();
+      const r = simulate(w, policy, {
+        planner,
+        failures,
+        observe: (snapshot, d) => {
+          const ids = new Set(snapshot.nodes.map((n) => n.id));
+          for (const p of d.place) assert.ok(ids.has(p.nodeId), `${p.jobId} placed on a lost node`);
+          for (const n of ['node-0', 'node-1']) if (!ids.has(n)) down.add(n);
+        },
+      });
+      assert.deepEqual(r.recorder.violations, []);
+      assert.ok(r.recorder.nodeFailures >= 2, `${r.recorder.nodeFailures} failures`);
+      assert.ok(r.recorder.nodeLostJobs > 0 && down.size > 0, 'jobs were lost with their node');
+      assert.ok(
+        r.jobs.every((j) => j.status === 'done' && j.stepsDone === j.spec.steps),
+        'every job finishes all its steps',
+      );
+      // A job sent back loses at most the steps since its last periodic checkpoint.
+      for (const j of r.jobs) assert.ok(j.stepsLost <= j.spec.checkpointEvery * (j.attempts - 1));
+      assert.ok(r.jobs.some((j) => j.stepsLost > 0));
+    }
+  });
+
   it('keeps every invariant with the rules that are off by default turned on', () => {
     // Compaction into time-share groups and owners' devices kept from borrowers (docs/simulator.md):
     // both change who sits where, so the invariants are checked with them too, on a workload where
