@@ -22,6 +22,10 @@ const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_COMPACTION: z.enum(['on', 'off']).default('on'),
   TIMESHARE_PROTECT_OWNER_DEVICES: z.enum(['on', 'off']).default('off'),
   TIMESHARE_COMPACT_INTO_GROUPS: z.enum(['on', 'off']).default('on'),
+  /** Seconds a job of a tenant under its entitlement waits before a node is cleared for it with reclaimed destinations; off = never. */
+  TIMESHARE_RECLAIM_COMPACTION_AFTER_SECONDS: z
+    .union([z.literal('off'), z.coerce.number().min(0)])
+    .default(defaultPolicy.reclaimCompactionAfterSeconds ?? 'off'),
   /** Port of this process's Prometheus endpoint (GET /metrics); 0 = off. */
   TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });
@@ -45,6 +49,10 @@ export function policyFrom(config: SchedulerConfig): Policy {
     compaction: config.TIMESHARE_COMPACTION === 'on',
     protectOwnerDevices: config.TIMESHARE_PROTECT_OWNER_DEVICES === 'on',
     compactIntoGroups: config.TIMESHARE_COMPACT_INTO_GROUPS === 'on',
+    reclaimCompactionAfterSeconds:
+      config.TIMESHARE_RECLAIM_COMPACTION_AFTER_SECONDS === 'off'
+        ? null
+        : config.TIMESHARE_RECLAIM_COMPACTION_AFTER_SECONDS,
     minRunSeconds: config.TIMESHARE_MIN_RUN_SECONDS,
     preemptGraceSeconds: config.TIMESHARE_PREEMPT_GRACE_SECONDS,
     agingBoundSeconds: config.TIMESHARE_AGING_BOUND_SECONDS,

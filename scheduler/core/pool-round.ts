@@ -10,7 +10,8 @@ import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findCompaction } from './compact.js';
-import { claimLeaving, findVictims } from './preempt.js';
+import { claimLeaving, findVictims, victimRules } from './preempt.js';
+import { findReclaimingCompaction, reclaimCompactionApplies } from './reclaim-compact.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
   Decisions,
@@ -293,7 +294,33 @@ export function schedulePool(
       const compaction =
         claim || !policy.compaction ? null : findCompaction(model, plan, policy, now, running, leaving, job);
       const found = claim || compaction ? null : findVictims(ctx, job, plan, aged);
-      if (claim) {
+      const reclaiming =
+        claim || compaction || found || !reclaimCompactionApplies(job, fair, policy, now)
+          ? null
+          : findReclaimingCompaction(ctx, job, plan, victimRules(ctx, job, plan, aged, true));
+      if (reclaiming) {
+        for (const v of reclaiming.victims) {
+          leaving.add(v.jobId);
+          const f = footprint.get(v.jobId);
+          if (f) {
+            fair.of(v.tenantId).devices -= f.devices;
+            protection.delete(v.tenantId);
+            fair.of(v.tenantId).memory -= f.memory;
+          }
+          out.preempt.push(v);
+        }
+        for (const m of reclaiming.moves) {
+          leaving.add(m.jobId);
+          out.preempt.push({
+            jobId: m.jobId,
+            tenantId: m.tenantId,
+            reason: 'compact',
+            forJobId: job.id,
+            moveTo: m.to,
+          });
+        }
+        reason = 'capacity';
+      } else if (claim) {
         model.add(claim.nodeId, claim.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         reason = 'capacity';
       } else if (compaction) {
@@ -323,7 +350,7 @@ export function schedulePool(
         // backfill the free ones among them, or the preemptor never fits and preempts again.
         model.add(found.nodeId, found.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         reason = found.victims[0]?.reason === 'priority' ? 'priority' : 'capacity';
-      } else searchFailed.add(job.tenantId);
+      } else if (!reclaiming) searchFailed.add(job.tenantId);
     }
     reason ??=
       job.requeueReason === 'preempted'

@@ -45,16 +45,30 @@ export interface VictimContext {
   footprint: ReadonlyMap<string, { devices: number; memory: number }>;
 }
 
-export function findVictims(
+/**
+ * The reason, if any, each running job may be preempted for `job` (priority, reclaim or aging),
+ * worked out once per job and search, and each tenant's share. With `underEntitlement` a tenant
+ * holding less than its entitlement may reclaim even if admitting the job takes it over (a wide
+ * job against a small entitlement: compaction with reclaimed destinations, compact.ts).
+ */
+export interface VictimRules {
+  reasonOf: (v: RunningJob) => PreemptDecision['reason'] | null;
+  hasReason: (jobId: string) => boolean;
+  tenantShare: (tenantId: string) => number;
+}
+
+export function victimRules(
   ctx: VictimContext,
   job: QueuedJob,
   plan: JobPlan,
   aged: boolean,
-): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
-  const { model, fair, policy, now } = ctx;
+  underEntitlement = false,
+): VictimRules {
+  const { fair, policy, now } = ctx;
   const need = plan.devicesMin;
   const preemptorShare = fair.share(job.tenantId, need, need * plan.deviceBytes);
   const preemptorBorrows = fair.borrowing(job.tenantId, need, need * plan.deviceBytes);
+  const reclaimBlocked = underEntitlement ? fair.borrowing(job.tenantId) : preemptorBorrows;
   const agedAt = job.queuedAt + policy.agingBoundSeconds * 1000;
   const onLoan = (v: RunningJob) => v.queuedAt > job.queuedAt && v.placedAt >= agedAt;
   // Kueue's LessThanOrEqualToFinalShare: the preemptor's share after admission is no more than the
@@ -77,7 +91,7 @@ export function findVictims(
     if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
     if (!policy.fairShare) return null;
     if (!finalShareOk(v)) return null;
-    if (!preemptorBorrows && fair.borrowing(v.tenantId)) return 'reclaim';
+    if (!reclaimBlocked && fair.borrowing(v.tenantId)) return 'reclaim';
     if (aged && v.priority <= job.priority) return 'aging';
     return null;
   };
@@ -99,6 +113,18 @@ export function findVictims(
     if (s === undefined) shareOf.set(tenantId, (s = fair.share(tenantId)));
     return s;
   };
+  return { reasonOf, hasReason, tenantShare };
+}
+
+export function findVictims(
+  ctx: VictimContext,
+  job: QueuedJob,
+  plan: JobPlan,
+  aged: boolean,
+): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
+  const { model, policy } = ctx;
+  const need = plan.devicesMin;
+  const { reasonOf, hasReason, tenantShare } = victimRules(ctx, job, plan, aged);
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   let sinceBest = 0;
@@ -187,11 +213,11 @@ export function couldFit(
 }
 
 /** Held devices are a job's that comes back to them (pool-round.ts): not free to claim. */
-function claimableBy(ctx: VictimContext, s: Slot, jobId: string): boolean {
+export function claimableBy(ctx: VictimContext, s: Slot, jobId: string): boolean {
   return ctx.leaving.has(jobId) && !s.held && !ctx.claimed.has(jobId);
 }
 
-function leavingJobsOn(ctx: VictimContext, slots: readonly Slot[]): string[] {
+export function leavingJobsOn(ctx: VictimContext, slots: readonly Slot[]): string[] {
   const ids: string[] = [];
   for (const s of slots)
     for (const o of s.occupants)

@@ -229,6 +229,13 @@ export interface Policy {
    * free somewhere in the pool.
    */
   compactIntoGroups: boolean;
+  /**
+   * A job of a tenant holding less than its entitlement, waiting at least this long (seconds), for
+   * which no node can be cleared by preemption alone, gets one cleared by preempting the jobs there
+   * the share rules allow and moving the others onto devices freed from such jobs elsewhere
+   * (reclaim-compact.ts). Null: off. Needs `compaction` and `fairShare`.
+   */
+  reclaimCompactionAfterSeconds: number | null;
   /** A job runs at least this long between preemptions. */
   minRunSeconds: number;
   /** How long a preempted job may take to checkpoint before its devices are taken back. */

@@ -12,7 +12,8 @@
  *   --mtbf H            mean hours between failures of a node in the part \`failures\` (default 6)
  *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
  *                       protectOwnerDevices
- *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups
+ *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups,
+ *                       reclaimCompaction
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
 import { fileURLToPath } from 'node:url';
@@ -53,15 +54,24 @@ const { values } = parseArgs({
     mtbf: { type: 'string', default: '6' },
   },
 });
-const OPTIONAL_RULES = ['protectOwnerDevices', 'compactIntoGroups'] as const;
-type OptionalRule = (typeof OPTIONAL_RULES)[number];
-const switched: Partial<Policy> = {};
+/** Rules a flag turns on or off: each as the policy fields it sets, on and off. */
+const OPTIONAL_RULES: Record<string, { on: Partial<Policy>; off: Partial<Policy> }> = {
+  protectOwnerDevices: { on: { protectOwnerDevices: true }, off: { protectOwnerDevices: false } },
+  compactIntoGroups: { on: { compactIntoGroups: true }, off: { compactIntoGroups: false } },
+  reclaimCompaction: {
+    on: { reclaimCompactionAfterSeconds: 900 },
+    off: { reclaimCompactionAfterSeconds: null },
+  },
+};
+const isOn = (fields: Partial<Policy>) =>
+  Object.entries(fields).every(([k, v]) => defaultPolicy[k as keyof Policy] === v);
+let switched: Partial<Policy> = {};
 const turn = (flag: 'with' | 'without', on: boolean) => {
   for (const name of values[flag].split(',').filter(Boolean)) {
-    const known = OPTIONAL_RULES.filter((r) => defaultPolicy[r] !== on);
-    if (!(known as readonly string[]).includes(name))
+    const known = Object.keys(OPTIONAL_RULES).filter((r) => isOn(OPTIONAL_RULES[r]!.on) !== on);
+    if (!known.includes(name))
       throw new Error(`--${flag}: unknown rule ${name} (one of ${known.join(', ')})`);
-    switched[name as OptionalRule] = on;
+    switched = { ...switched, ...OPTIONAL_RULES[name]![on ? 'on' : 'off'] };
   }
 };
 turn('with', true);

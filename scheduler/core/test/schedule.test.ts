@@ -617,6 +617,43 @@ describe('schedule(): preemption', () => {
 });
 
 describe('schedule(): compaction', () => {
+  it('clears a node for a tenant under its entitlement by reclaiming from borrowers and moving the jobs it may not preempt', () => {
+    // 3 nodes × 2 devices. a (weight 2) holds 1 device against 0.44 of the pool and wants a 2-device
+    // job that would take it over its entitlement, so plain reclaim may not serve it; c borrows (3
+    // devices against 0.22); b holds its entitlement (2 devices), one on every node but a's.
+    const snap = (waitedMs: number) =>
+      snapshot({
+        nodes: [node('n1', 2), node('n2', 2), node('n3', 2)],
+        tenants: [tenant('a', { weight: 2 }), tenant('b', { weight: 2 }), tenant('c')],
+        running: [
+          running('c1', 'c', 'n1', [0]),
+          running('b1', 'b', 'n1', [1]),
+          running('c2', 'c', 'n2', [0]),
+          running('b2', 'b', 'n2', [1]),
+          running('c3', 'c', 'n3', [0]),
+          running('a1', 'a', 'n3', [1]),
+        ],
+        queued: [queued('wide', 'a', { devices: 2, maxDevices: 2, queuedAt: T0 - waitedMs })],
+      });
+    const policy = { ...defaultPolicy, timeSharing: false };
+    const d = schedule(snap(20 * 60_000), policy, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId, p.moveTo ?? null]),
+      [
+        ['c1', 'reclaim', 'wide', null],
+        ['c2', 'reclaim', 'wide', null],
+        ['b1', 'compact', 'wide', { nodeId: 'n2', devices: [0] }],
+      ],
+    );
+    assert.equal(view(d, 'wide')!.waitReason, 'capacity');
+    // Not before it has waited the set time, and not with the rule off: nothing may be preempted.
+    assert.deepEqual(schedule(snap(5 * 60_000), policy, T0).preempt, []);
+    assert.deepEqual(
+      schedule(snap(20 * 60_000), { ...policy, reclaimCompactionAfterSeconds: null }, T0).preempt,
+      [],
+    );
+  });
+
   // Two 4-device nodes, each with two 1-device jobs on devices 0 and 1: four devices are free, but
   // no node has the four a wide job wants.
   const spread = () => [
