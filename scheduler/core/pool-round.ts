@@ -9,7 +9,7 @@ import { crashBackoffUntil, estimateQueue, type JoinHost, type Waiting } from '.
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
-import { findCompaction } from './compact.js';
+import { findCompaction, type CompactionMove } from './compact.js';
 import { claimLeaving, findVictims, victimRules } from './preempt.js';
 import { findReclaimingCompaction, reclaimCompactionApplies } from './reclaim-compact.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
@@ -19,6 +19,7 @@ import type {
   NodeDevices,
   NodeState,
   PlaceDecision,
+  PreemptDecision,
   Policy,
   QueuedJob,
   RunningJob,
@@ -217,6 +218,25 @@ export function schedulePool(
     if (reason !== 'quota' && reason !== 'crash_loop')
       highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
   };
+  // Notices out this round: their jobs count as gone, and their devices as no longer their tenants'.
+  const noticeVictims = (victims: readonly PreemptDecision[]) => {
+    for (const v of victims) {
+      leaving.add(v.jobId);
+      const f = footprint.get(v.jobId);
+      if (f) {
+        fair.of(v.tenantId).devices -= f.devices;
+        protection.delete(v.tenantId);
+        fair.of(v.tenantId).memory -= f.memory;
+      }
+      out.preempt.push(v);
+    }
+  };
+  const noticeMoves = (moves: readonly CompactionMove[], forJobId: string) => {
+    for (const m of moves) {
+      leaving.add(m.jobId);
+      out.preempt.push({ jobId: m.jobId, tenantId: m.tenantId, reason: 'compact', forJobId, moveTo: m.to });
+    }
+  };
   const blockedReason = (b: QueuedJob, job: QueuedJob): WaitReason =>
     b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
 
@@ -289,7 +309,8 @@ export function schedulePool(
       searches++;
       const ctx = { model, fair, policy, now, running, leaving, claimed, footprint };
       // Devices being freed first; then moving jobs off one node (they lose a restart, nobody loses
-      // a place); only then preempting by the share, priority and aging rules.
+      // a place); then preempting by the share, priority and aging rules; last, for a tenant well
+      // under its entitlement, clearing a node with both (reclaim-compact.ts).
       const claim = claimLeaving(ctx, plan);
       const compaction =
         claim || !policy.compaction ? null : findCompaction(model, plan, policy, now, running, leaving, job);
@@ -298,59 +319,23 @@ export function schedulePool(
         claim || compaction || found || !reclaimCompactionApplies(job, fair, policy, now)
           ? null
           : findReclaimingCompaction(ctx, job, plan, victimRules(ctx, job, plan, aged, true));
-      if (reclaiming) {
-        for (const v of reclaiming.victims) {
-          leaving.add(v.jobId);
-          const f = footprint.get(v.jobId);
-          if (f) {
-            fair.of(v.tenantId).devices -= f.devices;
-            protection.delete(v.tenantId);
-            fair.of(v.tenantId).memory -= f.memory;
-          }
-          out.preempt.push(v);
-        }
-        for (const m of reclaiming.moves) {
-          leaving.add(m.jobId);
-          out.preempt.push({
-            jobId: m.jobId,
-            tenantId: m.tenantId,
-            reason: 'compact',
-            forJobId: job.id,
-            moveTo: m.to,
-          });
-        }
-        reason = 'capacity';
-      } else if (claim) {
+      if (claim) {
         model.add(claim.nodeId, claim.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         reason = 'capacity';
       } else if (compaction) {
-        for (const m of compaction.moves) {
-          leaving.add(m.jobId);
-          out.preempt.push({
-            jobId: m.jobId,
-            tenantId: m.tenantId,
-            reason: 'compact',
-            forJobId: job.id,
-            moveTo: m.to,
-          });
-        }
+        noticeMoves(compaction.moves, job.id);
         reason = 'capacity';
       } else if (found) {
-        for (const v of found.victims) {
-          leaving.add(v.jobId);
-          const f = footprint.get(v.jobId);
-          if (f) {
-            fair.of(v.tenantId).devices -= f.devices;
-            protection.delete(v.tenantId);
-            fair.of(v.tenantId).memory -= f.memory;
-          }
-          out.preempt.push(v);
-        }
+        noticeVictims(found.victims);
         // The devices it will take are reserved for the rest of the round: a later job must not
         // backfill the free ones among them, or the preemptor never fits and preempts again.
         model.add(found.nodeId, found.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         reason = found.victims[0]?.reason === 'priority' ? 'priority' : 'capacity';
-      } else if (!reclaiming) searchFailed.add(job.tenantId);
+      } else if (reclaiming) {
+        noticeVictims(reclaiming.victims);
+        noticeMoves(reclaiming.moves, job.id);
+        reason = 'capacity';
+      } else searchFailed.add(job.tenantId);
     }
     reason ??=
       job.requeueReason === 'preempted'

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
-import { runRound, useRoundDatabase } from './round-db.js';
+import { insertRunningJob, runRound, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 const round = () => runRound(db.pool());
@@ -43,22 +43,15 @@ it('clears a node for a wide job by moving its jobs to free devices kept for the
   const small: { id: string; nodeId: string; device: number }[] = [];
   for (const nodeId of nodes)
     for (const device of [0, 1]) {
-      const placement = {
+      const id = await insertRunningJob(pool, {
+        tenantId,
+        pool: p.rows[0].name,
         nodeId,
-        devices: [device],
-        mode: 'temporal',
-        stages: { generate: [device], train: [device] },
-        microBatches: 1,
-        threadsPerDevice: 1,
-        memoryBytes: 16e9,
-      };
-      const j = await pool.query(
-        `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, queued_at)
-         VALUES ($1, 'small', $2, 'running', $3, $4, $5, 1, now() - interval '1 hour', now() - interval '2 hours')
-         RETURNING id`,
-        [tenantId, spec(1), p.rows[0].name, nodeId, placement],
-      );
-      small.push({ id: j.rows[0].id, nodeId, device });
+        device,
+        name: 'small',
+        spec: spec(1),
+      });
+      small.push({ id, nodeId, device });
     }
   const other = await pool.query(`INSERT INTO tenants (name) VALUES ('t-wide') RETURNING id`);
   await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [other.rows[0].id]);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
-import { runRound, useRoundDatabase } from './round-db.js';
+import { insertRunningJob, runRound, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 const round = () => runRound(db.pool());
@@ -34,24 +34,10 @@ it('reads back whom a reclaimed job made room for, and places that job on the fr
   );
   // The lender holds both devices, for an hour (past the minimum run time).
   const running: string[] = [];
-  for (const device of [0, 1]) {
-    const placement = {
-      nodeId,
-      devices: [device],
-      mode: 'temporal',
-      stages: { generate: [device], train: [device] },
-      microBatches: 1,
-      threadsPerDevice: 1,
-      memoryBytes: 16e9,
-    };
-    const j = await pool.query(
-      `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, queued_at)
-       VALUES ($1, 'lent', $2, 'running', 'reclaim', $3, $4, 1, now() - interval '1 hour', now() - interval '2 hours')
-       RETURNING id`,
-      [lender, spec, nodeId, placement],
+  for (const device of [0, 1])
+    running.push(
+      await insertRunningJob(pool, { tenantId: lender, pool: 'reclaim', nodeId, device, name: 'lent', spec }),
     );
-    running.push(j.rows[0].id);
-  }
   const mine = (
     await pool.query(
       `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, queued_at)

@@ -70,3 +70,26 @@ export const autoJobSpec = (devices: number) => ({
     task: { name: 'addition', digits: 2 },
   },
 });
+
+/** A 1-device temporal job running on `device` of a node for an hour (past any minimum run time). */
+export async function insertRunningJob(
+  pool: pg.Pool,
+  o: { tenantId: string; pool: string; nodeId: string; device: number; name: string; spec: object },
+): Promise<string> {
+  const placement = {
+    nodeId: o.nodeId,
+    devices: [o.device],
+    mode: 'temporal',
+    stages: { generate: [o.device], train: [o.device] },
+    microBatches: 1,
+    threadsPerDevice: 1,
+    memoryBytes: 16e9,
+  };
+  const j = await pool.query(
+    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, queued_at)
+     VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, now() - interval '1 hour', now() - interval '2 hours')
+     RETURNING id`,
+    [o.tenantId, o.name, o.spec, o.pool, o.nodeId, placement],
+  );
+  return j.rows[0].id as string;
+}
