@@ -9,7 +9,7 @@
  *
  * With `compactIntoGroups` a moved job may also join a time-share group of its width on another
  * node (one whose load admits it), so the room need not be free anywhere yet: the pool's free
- * devices plus the idle time of its running jobs make it. Off by default (docs/simulator.md).
+ * devices plus the idle time of its running jobs make it. On by default since finding 12 (docs/simulator.md).
  *
  * Checkpointing makes this cheap here where a Kubernetes descheduler or Slurm would lose the work:
  * without it a wide job on the Philly replay waited 2.5 h at none of its entitlement, part of that
