@@ -45,18 +45,21 @@ export interface VictimContext {
   footprint: ReadonlyMap<string, { devices: number; memory: number }>;
 }
 
-/**
- * The reason, if any, each running job may be preempted for `job` (priority, reclaim or aging),
- * worked out once per job and search, and each tenant's share. With `underEntitlement` a tenant
- * holding less than its entitlement may reclaim even if admitting the job takes it over (a wide
- * job against a small entitlement: compaction with reclaimed destinations, compact.ts).
- */
+/** What a victim search asks of each running job, for one preempting job. */
 export interface VictimRules {
   reasonOf: (v: RunningJob) => PreemptDecision['reason'] | null;
   hasReason: (jobId: string) => boolean;
-  tenantShare: (tenantId: string) => number;
+  /** The order victims are taken in: highest-share tenant first, then lowest priority, then most recently placed. */
+  byShare: (a: RunningJob, b: RunningJob) => number;
 }
 
+/**
+ * The reason, if any, each running job may be preempted for `job` (priority, reclaim or aging),
+ * worked out once per job and search, and the order victims are taken in. With `underEntitlement`
+ * a tenant holding less than its entitlement may reclaim even if admitting the job takes it over
+ * (a wide job against a small entitlement: compaction with reclaimed destinations,
+ * reclaim-compact.ts).
+ */
 export function victimRules(
   ctx: VictimContext,
   job: QueuedJob,
@@ -113,7 +116,12 @@ export function victimRules(
     if (s === undefined) shareOf.set(tenantId, (s = fair.share(tenantId)));
     return s;
   };
-  return { reasonOf, hasReason, tenantShare };
+  const byShare = (a: RunningJob, b: RunningJob) =>
+    tenantShare(b.tenantId) - tenantShare(a.tenantId) ||
+    a.priority - b.priority ||
+    b.placedAt - a.placedAt ||
+    (a.id < b.id ? -1 : 1);
+  return { reasonOf, hasReason, byShare };
 }
 
 export function findVictims(
@@ -124,7 +132,7 @@ export function findVictims(
 ): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
   const { model, policy } = ctx;
   const need = plan.devicesMin;
-  const { reasonOf, hasReason, tenantShare } = victimRules(ctx, job, plan, aged);
+  const { reasonOf, hasReason, byShare } = victimRules(ctx, job, plan, aged);
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   let sinceBest = 0;
@@ -136,23 +144,10 @@ export function findVictims(
     // victim gone? Most nodes of a busy pool could not.
     if (!couldFit(slots, plan, need, policy, (s, id) => claimableBy(ctx, s, id) || hasReason(id))) continue;
     const exclude = new Set<string>(leavingJobsOn(ctx, slots));
-    const onNode = new Map<string, RunningJob>();
-    for (const s of slots)
-      for (const o of s.occupants) {
-        if (ctx.leaving.has(o.jobId) || onNode.has(o.jobId)) continue;
-        const r = ctx.running.get(o.jobId);
-        if (r) onNode.set(o.jobId, r);
-      }
-    const candidates = [...onNode.values()]
-      .map((v) => ({ v, reason: reasonOf(v) }))
-      .filter((c): c is { v: RunningJob; reason: PreemptDecision['reason'] } => c.reason !== null)
-      .sort(
-        (a, b) =>
-          tenantShare(b.v.tenantId) - tenantShare(a.v.tenantId) ||
-          a.v.priority - b.v.priority ||
-          b.v.placedAt - a.v.placedAt ||
-          (a.v.id < b.v.id ? -1 : 1),
-      );
+    const candidates = stayingJobsOn(ctx, slots)
+      .filter((v) => reasonOf(v) !== null)
+      .sort(byShare)
+      .map((v) => ({ v, reason: reasonOf(v)! }));
     // The same bound as victims are added: fitting is tried only once it can succeed.
     const chosen: PreemptDecision[] = [];
     for (const c of candidates) {
@@ -210,6 +205,21 @@ export function couldFit(
   if (free >= need) return true;
   if (shared) for (const n of shared.values()) if (n >= need) return true;
   return false;
+}
+
+/** The running jobs on these slots that are not under notice, each once. */
+export function stayingJobsOn(
+  ctx: VictimContext,
+  slots: readonly { occupants: readonly { jobId: string }[] }[],
+): RunningJob[] {
+  const out = new Map<string, RunningJob>();
+  for (const s of slots)
+    for (const o of s.occupants) {
+      if (ctx.leaving.has(o.jobId) || out.has(o.jobId)) continue;
+      const r = ctx.running.get(o.jobId);
+      if (r) out.set(o.jobId, r);
+    }
+  return [...out.values()];
 }
 
 /** Held devices are a job's that comes back to them (pool-round.ts): not free to claim. */

@@ -13,7 +13,13 @@
  */
 import type { CompactionMove } from './compact.js';
 import type { FairShare } from './fair-share.js';
-import { claimableBy, leavingJobsOn, type VictimContext, type VictimRules } from './preempt.js';
+import {
+  claimableBy,
+  leavingJobsOn,
+  stayingJobsOn,
+  type VictimContext,
+  type VictimRules,
+} from './preempt.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
 
 /**
@@ -55,26 +61,11 @@ export function findReclaimingCompaction(
   ctx: VictimContext,
   job: QueuedJob,
   plan: JobPlan,
-  rules: Pick<VictimRules, 'reasonOf' | 'tenantShare'>,
+  rules: Pick<VictimRules, 'reasonOf' | 'byShare'>,
 ): ReclaimingCompaction | null {
-  const { reasonOf, tenantShare } = rules;
-  const { model, policy, now, running } = ctx;
+  const { reasonOf, byShare } = rules;
+  const { model, policy, now } = ctx;
   const need = plan.devicesMin;
-  const byShare = (a: RunningJob, b: RunningJob) =>
-    tenantShare(b.tenantId) - tenantShare(a.tenantId) ||
-    a.priority - b.priority ||
-    b.placedAt - a.placedAt ||
-    (a.id < b.id ? -1 : 1);
-  const jobsOn = (slots: readonly { occupants: readonly { jobId: string }[] }[]) => {
-    const out = new Map<string, RunningJob>();
-    for (const s of slots)
-      for (const o of s.occupants) {
-        if (ctx.leaving.has(o.jobId) || out.has(o.jobId)) continue;
-        const r = running.get(o.jobId);
-        if (r) out.set(o.jobId, r);
-      }
-    return [...out.values()];
-  };
 
   let best: (ReclaimingCompaction & { notices: number }) | null = null;
   let sinceBest = 0;
@@ -82,7 +73,7 @@ export function findReclaimingCompaction(
     if (best && ++sinceBest > SCAN_AFTER_FIT) break;
     if (slots.length < need) continue;
     const exclude = new Set<string>(leavingJobsOn(ctx, slots));
-    const here = jobsOn(slots);
+    const here = stayingJobsOn(ctx, slots);
     const victims = here.filter((v) => reasonOf(v) !== null).sort(byShare);
     const movable = here
       .filter(
@@ -151,7 +142,7 @@ function placeMoved(
   byShare: (a: RunningJob, b: RunningJob) => number,
   taken: Set<string>,
 ): { moves: CompactionMove[]; victims: RunningJob[] } | null {
-  const { model, running } = ctx;
+  const { model } = ctx;
   const moves: CompactionMove[] = [];
   const victims: RunningJob[] = [];
   const undo = () => {
@@ -173,14 +164,8 @@ function placeMoved(
       let fit = model.fitOnNode(nodeId, r.plan, count, exclude);
       const chosen: RunningJob[] = [];
       if (!fit) {
-        const candidates = new Map<string, RunningJob>();
-        for (const s of slots)
-          for (const o of s.occupants) {
-            const v = running.get(o.jobId);
-            if (v && !ctx.leaving.has(v.id) && !taken.has(v.id) && reasonOf(v) !== null)
-              candidates.set(v.id, v);
-          }
-        for (const v of [...candidates.values()].sort(byShare)) {
+        const candidates = stayingJobsOn(ctx, slots).filter((v) => !taken.has(v.id) && reasonOf(v) !== null);
+        for (const v of candidates.sort(byShare)) {
           if (to && chosen.length + 1 >= to.victims.length) break;
           exclude.add(v.id);
           chosen.push(v);
