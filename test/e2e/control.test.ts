@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  checkpointStepBefore,
   checkpointSteps,
   eventsOf,
   startCluster,
@@ -92,17 +93,19 @@ test(
     assert.ok(preemptedAt - at <= 5000, `preempted ${preemptedAt - at} ms after the request`);
     const events = await eventsOf(c, t, id);
     const i = events.findIndex((e) => e.type === 'job.preempted');
-    assert.equal(events[i + 1]!.type, 'job.queued');
+    const order = events.map((e) => e.type).join(', ');
+    assert.equal(events[i + 1]?.type, 'job.queued', order);
     assert.equal(events[i + 1]!.data.reason, 'preempted');
-    const savedAtPreempt = Math.max(...(await checkpointSteps(c, t, id)));
+    const savedAtPreempt = checkpointStepBefore(events, 'job.preempted');
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');
-    const runs = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.running');
-    assert.equal(runs.length, 2);
-    assert.equal(runs[1]!.data.resumedFromStep, savedAtPreempt);
+    const all = await eventsOf(c, t, id);
+    const runs = all.filter((e) => e.type === 'job.running');
+    assert.equal(runs.length, 2, all.map((e) => e.type).join(', '));
+    assert.equal(runs[1]!.data.resumedFromStep, savedAtPreempt, JSON.stringify(runs));
     const rewards = (await t.as(c.h.http.get(`/v1/jobs/${id}/metrics?name=reward_mean`)).expect(200)).body
       .data;
-    assert.equal(rewards.length, 40);
+    assert.equal(rewards.length, 40, JSON.stringify(rewards.map((m: { step: number }) => m.step)));
   },
 );
 

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  checkpointSteps,
+  checkpointStepBefore,
   eventsOf,
   startCluster,
   steadyJob,
@@ -119,7 +119,7 @@ test(
     await waitFor('job.preempted', async () =>
       (await eventsOf(c, t, id)).some((e) => e.type === 'job.preempted') ? true : null,
     );
-    const saved = Math.max(...(await checkpointSteps(c, t, id)));
+    const saved = checkpointStepBefore(await eventsOf(c, t, id), 'job.preempted');
     assert.ok(saved >= 2, `checkpointed step ${saved}`);
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');

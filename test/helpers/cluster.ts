@@ -3,6 +3,7 @@
  * scheduler and N worker daemons as real child processes, sharing one test database, one Redis
  * prefix and one storage root.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -158,6 +159,22 @@ export async function waitForStatus(
 export async function checkpointSteps(c: Cluster, t: Tenantish, id: string): Promise<number[]> {
   const r = await t.as(c.h.http.get(`/v1/jobs/${id}/checkpoints`)).expect(200);
   return r.body.data.map((k: { step: number }) => k.step);
+}
+
+/**
+ * The step of the last checkpoint recorded before the job's first event of `type`. Read from the
+ * event log rather than the checkpoint list: a resumed run can checkpoint again before a test
+ * gets to read the list.
+ */
+export function checkpointStepBefore(
+  events: { type: string; data: Record<string, unknown> }[],
+  type: string,
+) {
+  const at = events.findIndex((e) => e.type === type);
+  assert.ok(at >= 0, `no ${type} event in ${events.map((e) => e.type).join(', ')}`);
+  const saved = events.slice(0, at).filter((e) => e.type === 'job.checkpoint');
+  assert.ok(saved.length > 0, `no checkpoint before ${type}`);
+  return saved.at(-1)!.data.step as number;
 }
 
 export async function eventsOf(
