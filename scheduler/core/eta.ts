@@ -1,7 +1,8 @@
 /**
  * Queue positions and estimated start times for one pool. The estimate replays the queue in order
  * on the pool's nodes: each device is free when the jobs on it now are predicted to finish (their
- * remaining steps × predicted step time; a job under preemption notice within its grace period),
+ * remaining steps × predicted step time; a job under preemption notice, one sent this round
+ * included, when its grace period ends),
  * and each queued job takes the node where its width in devices frees up first, for its predicted
  * run (node-free-times.ts). Under time-sharing a queued job may instead join a job alone on devices
  * of its width whose load admits it (a whole group, as the round joins them), if that starts

@@ -218,10 +218,20 @@ export function schedulePool(
     if (reason !== 'quota' && reason !== 'crash_loop')
       highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
   };
+  // When a job noticed this round leaves its node (ms): at the end of its grace, as one noticed
+  // before. By job and node: a moved job's end where it goes is still its run's.
+  const leavesAt = new Map<string, number>();
+  const notice = (jobId: string) => {
+    leaving.add(jobId);
+    const r = running.get(jobId);
+    if (r) leavesAt.set(`${jobId}\n${r.nodeId}`, now + policy.preemptGraceSeconds * 1000);
+  };
+  const endOn = (jobId: string, nodeId: string) =>
+    (leavesAt.size ? leavesAt.get(`${jobId}\n${nodeId}`) : undefined) ?? endOf.get(jobId);
   // Notices out this round: their jobs count as gone, and their devices as no longer their tenants'.
   const noticeVictims = (victims: readonly PreemptDecision[]) => {
     for (const v of victims) {
-      leaving.add(v.jobId);
+      notice(v.jobId);
       const f = footprint.get(v.jobId);
       if (f) {
         fair.of(v.tenantId).devices -= f.devices;
@@ -233,7 +243,7 @@ export function schedulePool(
   };
   const noticeMoves = (moves: readonly CompactionMove[], forJobId: string) => {
     for (const m of moves) {
-      leaving.add(m.jobId);
+      notice(m.jobId);
       out.preempt.push({ jobId: m.jobId, tenantId: m.tenantId, reason: 'compact', forJobId, moveTo: m.to });
     }
   };
@@ -350,7 +360,7 @@ export function schedulePool(
     waitFor(job, plan, notBefore, reason);
     if (aged || !policy.backfill) {
       blockedBy = job;
-      if (policy.backfill) reservedFrom = reservationStart(model, endOf, plan.devicesMin, now);
+      if (policy.backfill) reservedFrom = reservationStart(model, endOn, plan.devicesMin, now);
     }
   }
 
@@ -360,11 +370,11 @@ export function schedulePool(
   // Devices free when the jobs on them now are predicted to finish.
   for (const [jobId, end] of placedEnds) endOf.set(jobId, end);
   const freeAt: number[][] = [];
-  for (const slots of model.slots.values())
+  for (const [nodeId, slots] of model.slots)
     freeAt.push(
       slots.map((s) => {
         let at = now;
-        for (const o of s.occupants) at = Math.max(at, endOf.get(o.jobId) ?? now);
+        for (const o of s.occupants) at = Math.max(at, endOn(o.jobId, nodeId) ?? now);
         return at;
       }),
     );
@@ -414,15 +424,15 @@ function cheaperTemporalPlan(job: QueuedJob, plan: JobPlan, threadsPerDevice: nu
 /** The earliest time (ms) `count` devices of one node are predicted free, from their jobs' predicted ends. */
 function reservationStart(
   model: PoolModel,
-  endOf: ReadonlyMap<string, number>,
+  endOn: (jobId: string, nodeId: string) => number | undefined,
   count: number,
   now: number,
 ): number {
   let best = Infinity;
-  for (const slots of model.slots.values()) {
+  for (const [nodeId, slots] of model.slots) {
     if (slots.length < count) continue;
     const free = slots
-      .map((s) => Math.max(now, ...s.occupants.map((o) => endOf.get(o.jobId) ?? Infinity)))
+      .map((s) => Math.max(now, ...s.occupants.map((o) => endOn(o.jobId, nodeId) ?? Infinity)))
       .sort((a, b) => a - b);
     best = Math.min(best, free[count - 1]!);
   }

@@ -297,6 +297,24 @@ describe('schedule(): quotas and order', () => {
     assert.ok(q2.estimatedStartAt! > q1.estimatedStartAt!);
   });
 
+  it("estimates a preemptor's start when its victims' grace ends, not when they would have finished", () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a')],
+        running: [running('low', 'a', 'n1', [0], { priority: 0, stepsDone: 0, steps: 1000 })],
+        queued: [queued('urgent', 'a', { priority: 3 })],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(
+      d.preempt.map((p) => p.jobId),
+      ['low'],
+    );
+    assert.equal(view(d, 'urgent')!.estimatedStartAt, T0 + kueueLikePolicy.preemptGraceSeconds * 1000);
+  });
+
   it('moves a job past the aging bound to the front of its pool', () => {
     const old = queued('old', 'a', { priority: 0, queuedAt: T0 - 2 * 3600_000 });
     const d = schedule(
