@@ -51,7 +51,7 @@ export interface TurnDraw {
   partial: number;
 }
 
-/** `carried`: groups partial rollouts leave unfinished (the planner's 1/8 of the batch: 1). */
+/** `carried`: groups of the 8 that partial rollouts leave unfinished (the planner's default quarter: 2). */
 export function drawTurnUnits(sigma: number, rng: Rng, carried = 1): TurnDraw {
   if (sigma <= 0) return { sync: 1, bulk: 1, partial: 1 };
   const slots = SEQUENCES / WAVES;
