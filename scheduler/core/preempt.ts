@@ -29,7 +29,7 @@ import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './
  * scanning all 512 nodes). A victim more on a large pool is the price; a pool of up to this many
  * nodes more than the first fit (every pool of the simulator) is searched whole, as before.
  */
-const SCAN_AFTER_FIT = 64;
+export const SCAN_AFTER_FIT = 64;
 
 export interface VictimContext {
   model: PoolModel;
@@ -205,6 +205,18 @@ export function couldFit(
   if (free >= need) return true;
   if (shared) for (const n of shared.values()) if (n >= need) return true;
   return false;
+}
+
+/**
+ * The job a requeued victim's devices go to first (`QueuedJob.preemptedFor`): its preemptor, for a
+ * preemption by reclaim, aging or priority. A compaction move has its own (`returnFor`), and a
+ * re-planning move frees devices for nobody.
+ */
+export function preemptedForOf(
+  reason: string | null | undefined,
+  forJobId: string | null | undefined,
+): string | null {
+  return reason === 'reclaim' || reason === 'aging' || reason === 'priority' ? (forJobId ?? null) : null;
 }
 
 /** The running jobs on these slots that are not under notice, each once. */

@@ -16,6 +16,7 @@ import type { FairShare } from './fair-share.js';
 import {
   claimableBy,
   leavingJobsOn,
+  SCAN_AFTER_FIT,
   stayingJobsOn,
   type VictimContext,
   type VictimRules,
@@ -29,9 +30,6 @@ import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './
  * notices and the same jobs/h, and on 4 nodes the same fairness as at 1 (docs/simulator.md, finding 13).
  */
 const UNDER_ENTITLEMENT = 0.8;
-
-/** Nodes looked at past the best found before the search takes it (as preempt.ts does). */
-const SCAN_AFTER_FIT = 64;
 
 export interface ReclaimingCompaction {
   nodeId: string;

@@ -16,6 +16,7 @@ import type {
   Workload,
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
+import { preemptedForOf } from '../core/preempt.js';
 import type { StageSample } from '../planner/cost-model.js';
 import {
   decisionEventTypes,
@@ -284,7 +285,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     const to = nodeDevices(r.placement);
     if (to) returnTo.set(r.id, to);
     if (to && r.for_job) returnFor.set(r.id, r.for_job);
-    if (r.reason !== 'replan' && r.reason !== 'compact' && r.for_job) preemptedFor.set(r.id, r.for_job);
+    const forJob = preemptedForOf(r.reason, r.for_job);
+    if (forJob) preemptedFor.set(r.id, forJob);
   }
   const notices = new Map<string, { for: string | null; moveTo: NodeDevices | null }>();
   for (const r of noticeRows.rows)

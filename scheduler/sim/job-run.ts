@@ -535,13 +535,10 @@ export class JobRun {
     const now = this.clock.now;
     this.notice = now;
     this.noticeReason = reason;
-    // A dead node writes no checkpoint: the job waits for its take-back or for the node to be lost.
-    if (this.crashed) {
-      this.noticeFor = forJobId ?? null;
-      this.preemptions.push({ placedAt: this.placedAt, at: now });
-      return;
-    }
     this.noticeFor = forJobId ?? null;
+    this.preemptions.push({ placedAt: this.placedAt, at: now });
+    // A dead node writes no checkpoint: the job waits for its take-back or for the node to be lost.
+    if (this.crashed) return;
     // A move to a new plan keeps its devices, a move by compaction gets those chosen for it: the
     // round gives them to it first.
     this.returnTo =
@@ -550,7 +547,6 @@ export class JobRun {
         : reason === 'compact' && moveTo
           ? { nodeId: moveTo.nodeId, devices: [...moveTo.devices] }
           : null;
-    this.preemptions.push({ placedAt: this.placedAt, at: now });
     this.token++;
     this.pendingStage = [];
     for (const [side, h] of this.holds) {

@@ -5,6 +5,7 @@
  * profile of its earlier runs; a fresh one has none, so the planner's prior applies).
  */
 import { planJob } from '../planner/plan-job.js';
+import { preemptedForOf } from '../core/preempt.js';
 import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState, Workload } from '../core/types.js';
 import type { JobRun } from './job-run.js';
 import { SIM_DEVICE_THREADS, type ClusterSpec, type SimJobSpec, type TenantSpec } from './model.js';
@@ -134,10 +135,7 @@ export function buildSnapshot(
         profile: j.profile(),
         returnTo: j.returnTo,
         returnFor: j.noticeReason === 'compact' ? j.noticeFor : null,
-        preemptedFor:
-          j.noticeReason === 'reclaim' || j.noticeReason === 'aging' || j.noticeReason === 'priority'
-            ? j.noticeFor
-            : null,
+        preemptedFor: preemptedForOf(j.noticeReason, j.noticeFor),
       });
   }
   const tenantStates: TenantState[] = tenants.map((t) => {
