@@ -4,7 +4,12 @@ import { defaultPolicy } from './core/policy.js';
 import type { Policy } from './core/types.js';
 
 const schema = baseConfigSchema.extend(databaseConfigShape).extend({
-  TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce.number().int().min(1).max(64).default(2),
+  TIMESHARE_MAX_JOBS_PER_DEVICE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(defaultPolicy.maxJobsPerDevice),
   TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
   /** A round runs at least this often (and at once when woken by a submission or a change). */
   TIMESHARE_ROUND_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
@@ -22,6 +27,8 @@ const schema = baseConfigSchema.extend(databaseConfigShape).extend({
   TIMESHARE_COMPACTION: z.enum(['on', 'off']).default('on'),
   TIMESHARE_PROTECT_OWNER_DEVICES: z.enum(['on', 'off']).default('off'),
   TIMESHARE_COMPACT_INTO_GROUPS: z.enum(['on', 'off']).default('on'),
+  /** Once nobody waits, jobs slowed by their time-share partners move to free devices (spread.ts). */
+  TIMESHARE_SPREAD_WHEN_IDLE: z.enum(['on', 'off']).default(defaultPolicy.spreadWhenIdle ? 'on' : 'off'),
   /** Seconds a job of a tenant under its entitlement waits before a node is cleared for it with reclaimed destinations; off = never. */
   TIMESHARE_RECLAIM_COMPACTION_AFTER_SECONDS: z
     .union([z.literal('off'), z.coerce.number().min(0)])
@@ -49,6 +56,7 @@ export function policyFrom(config: SchedulerConfig): Policy {
     compaction: config.TIMESHARE_COMPACTION === 'on',
     protectOwnerDevices: config.TIMESHARE_PROTECT_OWNER_DEVICES === 'on',
     compactIntoGroups: config.TIMESHARE_COMPACT_INTO_GROUPS === 'on',
+    spreadWhenIdle: config.TIMESHARE_SPREAD_WHEN_IDLE === 'on',
     reclaimCompactionAfterSeconds:
       config.TIMESHARE_RECLAIM_COMPACTION_AFTER_SECONDS === 'off'
         ? null

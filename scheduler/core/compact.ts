@@ -62,8 +62,10 @@ export function findCompaction(
     for (const s of slots)
       for (const o of s.occupants) {
         const r = running.get(o.jobId);
+        // Where it runs: the best move so far also holds its jobs where they would go.
         if (
           r &&
+          r.nodeId === nodeId &&
           !leaving.has(r.id) &&
           now - r.placedAt >= policy.minRunSeconds * 1000 &&
           r.priority <= job.priority

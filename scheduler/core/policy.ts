@@ -2,14 +2,19 @@
 import type { Policy } from './types.js';
 
 export const defaultPolicy: Policy = {
-  maxJobsPerDevice: 2,
-  // A group may want up to 1.6× a device's time: jobs idle 20% or more of a step pair up and fill
-  // each other's holes (two new jobs on the planner's prior of 20% idle among them), busier ones
-  // run alone. Over 15 seeds of the simulator 1.6 beat 1.5 on jobs/h while saturated in every block
-  // of 5 (synthetic 1.226 → 1.258, 1.322 → 1.348, 1.190 → 1.230× FIFO), with lower mean completion
-  // time in 5 of 6 blocks; 1.7–2.0 came within ±0.02×, none better on both workloads
-  // (docs/simulator.md, finding 7).
-  maxGroupLoad: 1.6,
+  // Up to three jobs take turns on a device, wanting up to 2.4× its time together: three jobs on the
+  // planner's prior of 20% idle fill one device. Steps are irregular (generation's tail, rewards,
+  // environments), so a pair of jobs each idle a fifth still leaves its devices idle at times, and a
+  // third partner fills them. Over 20 simulator seeds, counting jobs/h only while every policy has
+  // jobs waiting (docs/simulator.md, findings 15 and 16), two per device at 1.6 → three at 2.4 went
+  // 1.496 → 1.572× exclusive FIFO (synthetic) and 1.355 → 1.422× (Philly), the least-served tenant
+  // 0.923 → 0.939 and 0.922 → 0.979 (worst 0.822 → 0.859, 0.641 → 0.891), with switches 2.0 → 2.9%
+  // and 1.4 → 1.8% of device time. On the physics check's regular steps a third job only adds
+  // switches (f = 30%: 1.397 → 1.358× FIFO), and jobs with no idle, priced on the prior in their
+  // first steps, now pair at a 2.8% loss. Groups stay together once the queue empties (not yet
+  // spread out again), which cost one Philly window's mean completion 1.92 → 2.13 h.
+  maxJobsPerDevice: 3,
+  maxGroupLoad: 2.4,
   maxSwitchFraction: 0.1,
   timeSharing: true,
   fairShare: true,
@@ -37,6 +42,8 @@ export const defaultPolicy: Policy = {
   // preemption notices on the synthetic workload (41 → 85 a seed) and mean completion ÷ the better
   // baseline 0.750 → 0.834 (docs/simulator.md, finding 13).
   reclaimCompactionAfterSeconds: 900,
+  // Off until measured (docs/simulator.md, finding 17).
+  spreadWhenIdle: false,
   minRunSeconds: 60,
   preemptGraceSeconds: 30,
   agingBoundSeconds: 3600,
@@ -64,6 +71,7 @@ export const exclusiveFifoPolicy: Policy = {
 export const kueueLikePolicy: Policy = {
   ...defaultPolicy,
   timeSharing: false,
+  spreadWhenIdle: false,
   lendReservedDevices: false,
   compaction: false,
   reclaimCompactionAfterSeconds: null,

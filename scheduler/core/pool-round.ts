@@ -10,7 +10,8 @@ import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findCompaction, type CompactionMove } from './compact.js';
-import { claimLeaving, findVictims, victimRules } from './preempt.js';
+import { findSpreads } from './spread.js';
+import { claimLeaving, findVictims, movesElsewhere, victimRules } from './preempt.js';
 import { findReclaimingCompaction, reclaimCompactionApplies } from './reclaim-compact.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
@@ -52,11 +53,11 @@ export interface PoolInput {
 
 /**
  * Where a job under notice comes back to, or null: its own devices when it changes plan in place
- * (`replan`), those compaction chose when it is moved (`compact`). Nobody joins or claims them.
+ * (`replan`), those chosen for it when it is moved (`compact`, `spread`). Nobody joins or claims them.
  */
 export function returnsTo(r: RunningJob): NodeDevices | null {
   if (r.preemptReason === 'replan') return { nodeId: r.nodeId, devices: r.devices };
-  return r.preemptReason === 'compact' ? (r.returnTo ?? null) : null;
+  return movesElsewhere(r.preemptReason) ? (r.returnTo ?? null) : null;
 }
 
 export function schedulePool(
@@ -366,6 +367,17 @@ export function schedulePool(
 
   growIntoIdleDevices(model, placedHere, waiting, tenants, activeDevices);
   for (const p of placedHere) out.place.push(p);
+  if (policy.spreadWhenIdle && policy.timeSharing && !waitsForDevices(waiting))
+    for (const m of findSpreads(model, running, leaving, policy, now)) {
+      notice(m.jobId);
+      out.preempt.push({
+        jobId: m.jobId,
+        tenantId: m.tenantId,
+        reason: 'spread',
+        forJobId: m.jobId,
+        moveTo: m.to,
+      });
+    }
 
   // Devices free when the jobs on them now are predicted to finish.
   for (const [jobId, end] of placedEnds) endOf.set(jobId, end);
@@ -558,6 +570,11 @@ function joinHosts(
   return hosts;
 }
 
+/** Whether a job waits that devices would start (not one held back by its quota or a crash loop). */
+function waitsForDevices(waiting: readonly Waiting[]): boolean {
+  return waiting.some((w) => w.reason !== 'quota' && w.reason !== 'crash_loop');
+}
+
 /**
  * `maxDevices`: a job placed this round takes more free devices of its node, up to its maximum,
  * only when no job of the pool waits for capacity (growth never delays anyone) and its tenant's
@@ -570,7 +587,7 @@ function growIntoIdleDevices(
   tenants: ReadonlyMap<string, TenantState>,
   activeDevices: Map<string, number>,
 ): void {
-  if (waiting.some((w) => w.reason !== 'quota' && w.reason !== 'crash_loop')) return;
+  if (waitsForDevices(waiting)) return;
   for (const p of placed) {
     const extra = p.plan.devicesMax - p.devices.length;
     if (extra <= 0 || p.sharedWith > 0) continue;

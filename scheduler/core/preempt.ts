@@ -212,6 +212,11 @@ export function couldFit(
  * preemption by reclaim, aging or priority. A compaction move has its own (`returnFor`), and a
  * re-planning move frees devices for nobody.
  */
+/** Reasons whose job moves to devices the round chose (`moveTo`) and is placed there first. */
+export function movesElsewhere(reason: string | null | undefined): boolean {
+  return reason === 'compact' || reason === 'spread';
+}
+
 export function preemptedForOf(
   reason: string | null | undefined,
   forJobId: string | null | undefined,
@@ -219,24 +224,34 @@ export function preemptedForOf(
   return reason === 'reclaim' || reason === 'aging' || reason === 'priority' ? (forJobId ?? null) : null;
 }
 
-/** The running jobs on these slots that are not under notice, each once. */
-export function stayingJobsOn(
-  ctx: VictimContext,
-  slots: readonly { occupants: readonly { jobId: string }[] }[],
-): RunningJob[] {
+/**
+ * The running jobs on these slots that are not under notice, each once. Only where they run: a job
+ * the round moves (a compaction decided, or one being weighed) also sits on the devices it moves to,
+ * and there it is neither a victim nor a job to move. Taking it for one removed its real place
+ * from the model, and a device took a fourth job beside three (simulator, node failures, seed 1).
+ */
+export function stayingJobsOn(ctx: VictimContext, slots: readonly Slot[]): RunningJob[] {
   const out = new Map<string, RunningJob>();
   for (const s of slots)
     for (const o of s.occupants) {
       if (ctx.leaving.has(o.jobId) || out.has(o.jobId)) continue;
       const r = ctx.running.get(o.jobId);
-      if (r) out.set(o.jobId, r);
+      if (r && r.nodeId === s.node.id) out.set(o.jobId, r);
     }
   return [...out.values()];
 }
 
-/** Held devices are a job's that comes back to them (pool-round.ts): not free to claim. */
+/**
+ * Devices a job under notice is leaving may be claimed, on the node it leaves: not where the round
+ * moves it, and not if held (a job comes back to them, pool-round.ts).
+ */
 export function claimableBy(ctx: VictimContext, s: Slot, jobId: string): boolean {
-  return ctx.leaving.has(jobId) && !s.held && !ctx.claimed.has(jobId);
+  return (
+    ctx.leaving.has(jobId) &&
+    !s.held &&
+    !ctx.claimed.has(jobId) &&
+    ctx.running.get(jobId)?.nodeId === s.node.id
+  );
 }
 
 export function leavingJobsOn(ctx: VictimContext, slots: readonly Slot[]): string[] {

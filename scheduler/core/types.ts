@@ -236,6 +236,11 @@ export interface Policy {
    * (reclaim-compact.ts). Null: off. Needs `compaction` and `fairShare`.
    */
   reclaimCompactionAfterSeconds: number | null;
+  /**
+   * Once no job of the pool waits for devices, a job slowed by its time-share partners moves to
+   * free devices when its remaining steps would save many times the move's cost (spread.ts).
+   */
+  spreadWhenIdle: boolean;
   /** A job runs at least this long between preemptions. */
   minRunSeconds: number;
   /** How long a preempted job may take to checkpoint before its devices are taken back. */
@@ -270,11 +275,11 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one. */
-  reason: 'priority' | 'reclaim' | 'aging' | 'replan' | 'compact';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`). */
+  reason: 'priority' | 'reclaim' | 'aging' | 'replan' | 'compact' | 'spread';
   /** The queued job the devices are freed for. */
   forJobId: string;
-  /** `compact`: the devices the job moves to. */
+  /** `compact` and `spread`: the devices the job moves to. */
   moveTo?: NodeDevices;
 }
 

@@ -16,7 +16,7 @@ import type {
   Workload,
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
-import { preemptedForOf } from '../core/preempt.js';
+import { movesElsewhere, preemptedForOf } from '../core/preempt.js';
 import type { StageSample } from '../planner/cost-model.js';
 import {
   decisionEventTypes,
@@ -250,7 +250,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         ? pool.query(
             `SELECT j.id, pe.data->>'reason' AS reason,
                     CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement'
-                                            WHEN 'compact' THEN pg.data->'moveTo' END AS placement,
+                                            WHEN 'compact' THEN pg.data->'moveTo'
+                                            WHEN 'spread' THEN pg.data->'moveTo' END AS placement,
                     CASE WHEN pe.data->>'reason' <> 'replan' THEN pg.data->>'forJobId' END AS for_job
              FROM jobs j
              CROSS JOIN LATERAL (SELECT data FROM job_events
@@ -260,7 +261,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
              LEFT JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
             WHERE j.id = ANY($1::uuid[])
-              AND pe.data->>'reason' IN ('replan', 'compact', 'reclaim', 'aging', 'priority')`,
+              AND pe.data->>'reason' IN ('replan', 'compact', 'spread', 'reclaim', 'aging', 'priority')`,
             [preemptedIds],
           )
         : { rows: [] },
@@ -378,7 +379,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       queuedAt: new Date(r.queued_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
       preemptReason: r.preempt_reason ?? null,
-      returnTo: r.preempt_reason === 'compact' ? (notices.get(r.id)?.moveTo ?? null) : null,
+      returnTo: movesElsewhere(r.preempt_reason) ? (notices.get(r.id)?.moveTo ?? null) : null,
       preemptFor: notices.get(r.id)?.for ?? null,
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,

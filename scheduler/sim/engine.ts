@@ -12,7 +12,7 @@ import type { Decisions, Policy, Snapshot } from '../core/types.js';
 import { DeviceLocks } from './devices.js';
 import { Clock } from './events.js';
 import { JobRun } from './job-run.js';
-import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
+import { defaultPhysics, stepFigures, type SimPhysics, type SimWorkload } from './model.js';
 import { Recorder } from './recorder.js';
 import { Rng } from './rng.js';
 import { buildSnapshot, fromMs, simNodes, toMs, type TenantUsage } from './snapshot.js';
@@ -82,6 +82,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       requestRound(clock.now);
     },
     deviceTime: (kind: 'useful' | 'switch' | 'checkpoint', s: number) => rec.deviceTime(kind, s),
+    progressed: (j: JobRun, steps: number) =>
+      rec.progressed(clock.now, steps * j.spec.devices * stepFigures(j.spec.shape).step),
   };
   const jobs = workload.jobs.map((s, i) => new JobRun(s, rng.fork(i + 1), clock, locks, physics, hooks));
   const byId = new Map(jobs.map((j) => [j.spec.id, j]));
@@ -138,6 +140,10 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     opts.observe?.(snapshot, d, now);
     apply(d, now);
     checkInvariants();
+    rec.waitingFrom(
+      now,
+      jobs.some((j) => j.status === 'queued'),
+    );
     const waiting = jobs.some((j) => j.status === 'queued' || (j.status === 'running' && j.notice !== null));
     const next = now + physics.tickSeconds;
     if (waiting && ![...pendingRounds].some((p) => p <= next)) requestRound(next);

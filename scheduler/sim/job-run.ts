@@ -14,6 +14,7 @@
  * trained all but the last of the plan's micro-batches while generation went on.
  */
 import type { Clock } from './events.js';
+import { movesElsewhere } from '../core/preempt.js';
 import type { DeviceLocks } from './devices.js';
 import type { Rng } from './rng.js';
 import type { NodeDevices, PreemptDecision, ProfileSummary } from '../core/types.js';
@@ -30,6 +31,8 @@ export interface JobHooks {
   /** The checkpoint at notice is written: the devices are free and the job goes back to the queue. */
   checkpointedAfterNotice(job: JobRun): void;
   deviceTime(kind: DeviceTimeKind, deviceSeconds: number): void;
+  /** Steps done (positive) or lost to a take-back (negative). */
+  progressed(job: JobRun, steps: number): void;
 }
 
 /** How the placement runs the job: its mode and the devices of each stage (node device indices). */
@@ -404,6 +407,7 @@ export class JobRun {
 
   private stepDone(wall: number, heldPerDevice: number, switches: number, checkpointed: boolean): void {
     this.stepsDone++;
+    this.hooks.progressed(this, 1);
     const s = this.sums;
     s.step += wall;
     s.held += heldPerDevice;
@@ -539,12 +543,12 @@ export class JobRun {
     this.preemptions.push({ placedAt: this.placedAt, at: now });
     // A dead node writes no checkpoint: the job waits for its take-back or for the node to be lost.
     if (this.crashed) return;
-    // A move to a new plan keeps its devices, a move by compaction gets those chosen for it: the
+    // A move to a new plan keeps its devices, a move elsewhere gets those chosen for it: the
     // round gives them to it first.
     this.returnTo =
       reason === 'replan'
         ? { nodeId: this.nodeId, devices: [...this.devices] }
-        : reason === 'compact' && moveTo
+        : movesElsewhere(reason) && moveTo
           ? { nodeId: moveTo.nodeId, devices: [...moveTo.devices] }
           : null;
     this.token++;
@@ -581,6 +585,7 @@ export class JobRun {
   takeBack(): void {
     this.crashed = false;
     this.stepsLost += this.stepsDone - this.lastCheckpoint;
+    this.hooks.progressed(this, this.lastCheckpoint - this.stepsDone);
     this.stepsDone = this.lastCheckpoint;
     this.leave();
   }

@@ -40,6 +40,31 @@ export class Recorder {
    * device is left out (its steps wait for the lock).
    */
   readonly stepPredictions = new Map<string, { ratio: number; partial: boolean; alone: boolean }>();
+  /**
+   * Net work done as it changes: at each `progressAt[i]`, the cumulative `progress[i]` (steps done
+   * less steps lost, each weighed by its job's device-seconds per step alone).
+   */
+  readonly progressAt: number[] = [];
+  readonly progress: number[] = [];
+  /** Whether any job waits in the queue, at each change: from `waitingAt[i]` on, `waiting[i]`. */
+  readonly waitingAt: number[] = [];
+  readonly waiting: boolean[] = [];
+
+  progressed(now: number, work: number): void {
+    const last = this.progress.length ? this.progress[this.progress.length - 1]! : 0;
+    if (this.progressAt[this.progressAt.length - 1] === now)
+      this.progress[this.progress.length - 1] = last + work;
+    else {
+      this.progressAt.push(now);
+      this.progress.push(last + work);
+    }
+  }
+
+  waitingFrom(now: number, waiting: boolean): void {
+    if (this.waiting[this.waiting.length - 1] === waiting) return;
+    this.waitingAt.push(now);
+    this.waiting.push(waiting);
+  }
 
   deviceTime(kind: DeviceTimeKind, seconds: number): void {
     this.deviceSeconds[kind] += seconds;

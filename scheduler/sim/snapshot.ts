@@ -5,7 +5,7 @@
  * profile of its earlier runs; a fresh one has none, so the planner's prior applies).
  */
 import { planJob } from '../planner/plan-job.js';
-import { preemptedForOf } from '../core/preempt.js';
+import { movesElsewhere, preemptedForOf } from '../core/preempt.js';
 import type { NodeState, QueuedJob, RunningJob, Snapshot, TenantState, Workload } from '../core/types.js';
 import type { JobRun } from './job-run.js';
 import { SIM_DEVICE_THREADS, type ClusterSpec, type SimJobSpec, type TenantSpec } from './model.js';
@@ -97,7 +97,7 @@ export function buildSnapshot(
         queuedAt: toMs(j.queuedAt),
         preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
         preemptReason: j.noticeReason,
-        returnTo: j.noticeReason === 'compact' ? j.returnTo : null,
+        returnTo: movesElsewhere(j.noticeReason) ? j.returnTo : null,
         preemptFor: j.noticeFor,
         stepsDone: j.stepsDone,
         steps: s.steps,
@@ -134,7 +134,7 @@ export function buildSnapshot(
         requeueReason: j.requeueReason,
         profile: j.profile(),
         returnTo: j.returnTo,
-        returnFor: j.noticeReason === 'compact' ? j.noticeFor : null,
+        returnFor: movesElsewhere(j.noticeReason) ? j.noticeFor : null,
         preemptedFor: preemptedForOf(j.noticeReason, j.noticeFor),
       });
   }

@@ -14,6 +14,7 @@
  */
 import type { SimResult } from './engine.js';
 import { stepFigures } from './model.js';
+import type { WorkTimeline } from './saturation.js';
 
 export interface Summary {
   label: string;
@@ -22,7 +23,11 @@ export interface Summary {
   makespanHours: number;
   jobsPerHour: number;
   /** Mean jobs of work per hour over the arrival window; NaN when no job waited at its end. */
-  saturatedJobsPerHour: number;
+  windowJobsPerHour: number;
+  /** Work done and jobs waiting over time, to compare runs while they all wait (saturation.ts). */
+  timeline: WorkTimeline;
+  /** The mean job's device-seconds alone, the unit of a job of work. */
+  meanJobWork: number;
   utilisation: number;
   meanCompletion: number;
   p95Completion: number;
@@ -105,7 +110,7 @@ export function summarise(label: string, r: SimResult): Summary {
   const meanWork = workOf.reduce((a, b) => a + b, 0) / Math.max(1, workOf.length);
   const w = r.atLastArrival;
   const window = w ? w.at - start : 0;
-  const saturatedJobsPerHour =
+  const windowJobsPerHour =
     w && w.queued > 0 && window > 0
       ? r.jobs.reduce((s, j, i) => s + (w.stepsDone[i]! / j.spec.steps) * workOf[i]!, 0) /
         meanWork /
@@ -127,7 +132,9 @@ export function summarise(label: string, r: SimResult): Summary {
     done: done.length,
     makespanHours: span / 3600,
     jobsPerHour: work / (span / 3600),
-    saturatedJobsPerHour,
+    windowJobsPerHour,
+    timeline: r.recorder,
+    meanJobWork: meanWork,
     utilisation: ds.useful / capacity,
     meanCompletion: mean(completion),
     p95Completion: quantile(completion, 0.95),

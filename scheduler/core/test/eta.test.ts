@@ -21,8 +21,10 @@ const waiting = (id: string, p: JobPlan, over: Partial<Waiting['job']> = {}): Wa
  * Each job's estimated start in seconds from T0 on nodes whose devices free at `freeAt` (one list
  * per node), with joins into `hosts` when given (time-sharing).
  */
+/** The bound these joins are written against. */
+const GROUP_LOAD_1_6 = { ...defaultPolicy, maxGroupLoad: 1.6 };
 const estimate = (freeAt: number[][], q: Waiting[], hosts?: JoinHost[]) =>
-  starts(estimateQueue('default', freeAt, q, T0, hosts ? { hosts, policy: defaultPolicy } : undefined));
+  starts(estimateQueue('default', freeAt, q, T0, hosts ? { hosts, policy: GROUP_LOAD_1_6 } : undefined));
 const starts = (views: ReturnType<typeof estimateQueue>) =>
   Object.fromEntries(
     views.map((v) => [v.jobId, v.estimatedStartAt === null ? null : (v.estimatedStartAt - T0) / 1000]),

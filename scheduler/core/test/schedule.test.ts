@@ -69,7 +69,8 @@ describe('schedule(): placement', () => {
       ],
       queued: [queued('qb', 'b')],
     });
-    const policy = { ...defaultPolicy, protectOwnerDevices: true };
+    // At a group-load bound of 1.6, b's job on the prior (80% busy) fits beside 70%, not 98%.
+    const policy = { ...defaultPolicy, maxGroupLoad: 1.6, protectOwnerDevices: true };
     const d = schedule(s, policy, T0);
     assert.deepEqual(placedIds(d), ['qb']);
     assert.deepEqual(d.place[0]!.devices, [1]);

@@ -51,8 +51,9 @@ const plans = (profile: ProfileSummary) => {
 };
 
 /**
- * A 2-device job of another tenant alone on n1's two devices, busy 65% of its steps: a split busy
- * all the time would overload them (1.65 > 1.6), a temporal plan busy ~60% would not.
+ * A 2-device job of another tenant alone on n1's two devices, busy 65% of its steps: under a
+ * group-load bound of 1.6 a split busy all the time would overload them (1.65 > 1.6), a temporal
+ * plan busy ~60% would not.
  */
 const partner = running('p', 'b', 'n1', [0, 1], {
   plan: plan({ devicesMin: 2, busyFraction: 0.65, switchSeconds: 0 }),
@@ -66,7 +67,7 @@ const round = (profile: ProfileSummary, nodes = [node('n1', 2)]) =>
       running: [partner],
       queued: [queued('q', 'a', { devices: 2, maxDevices: 2, workload: w, profile })],
     }),
-    defaultPolicy,
+    { ...defaultPolicy, maxGroupLoad: 1.6 },
     T0,
   );
 

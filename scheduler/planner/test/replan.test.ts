@@ -85,9 +85,9 @@ describe('re-planning', () => {
   });
 
   it('declines a move its devices could not take back beside the job sharing them in time', () => {
-    // The new plan is busier (96% of each step on its devices): beside a partner busy 70% of its
-    // steps the group would want 1.67 of the devices' time, over the 1.6 bound, so the job could
-    // not come back to them and would lose its devices and its place instead.
+    // The new plan is busier (96% of each step on its devices): under a group-load bound of 1.6,
+    // beside a partner busy 70% of its steps the group would want 1.67 of the devices' time, over
+    // the bound, so the job could not come back to them and would lose its devices and its place.
     const beside = (busyFraction: number) =>
       schedule(
         snapshot({
@@ -101,7 +101,7 @@ describe('re-planning', () => {
           ],
           queued: [],
         }),
-        defaultPolicy,
+        { ...defaultPolicy, maxGroupLoad: 1.6 },
         T0,
       );
     const busy = beside(0.7);

@@ -150,7 +150,10 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
   ).rows[0].id as string;
   try {
     await pool.query(`UPDATE nodes SET last_heartbeat_at = now() WHERE id = $1`, [row.node_id]);
-    const first = await round();
+    // One job per device throughout: the older job would otherwise join the job as a time-share
+    // partner (before the move is decided, and after it comes back).
+    const alone = { ...defaultPolicy, maxJobsPerDevice: 1 };
+    const first = await round(alone);
     assert.deepEqual(
       first.preempt.map((p) => [p.jobId, p.reason]),
       [[id, 'replan']],
@@ -159,8 +162,7 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
     assert.ok(!first.place.some((p) => p.jobId === old));
     // The node reports the checkpoint: the job is back in the queue (common/jobs/transitions.ts).
     await requeueJob(pool, id, row.node_id, 'preempted', null);
-    // (One job per device: the older job would otherwise join it as a time-share partner.)
-    const second = await round({ ...defaultPolicy, maxJobsPerDevice: 1 });
+    const second = await round(alone);
     assert.deepEqual(
       second.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),
       [[id, row.node_id, [0, 1], 'temporal']],

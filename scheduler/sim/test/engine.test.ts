@@ -345,7 +345,23 @@ describe('simulator engine', () => {
     assert.equal(summarise('on', on).preemptionReasons, 'compact 2');
   });
 
-  it('counts jobs/h while saturated as the work done up to the last arrival, and only while jobs wait then', () => {
+  it('records work as steps end and whether jobs wait as rounds decide, for comparisons under saturation', () => {
+    // One device, 100 s steps: b waits from its arrival until a's 20 steps end.
+    const r = simulate(world([job('a'), job('b', { arrival: 500 })]), kueueLikePolicy);
+    const rec = r.recorder;
+    const perStep = stepFigures(job('a').shape).step;
+    assert.equal(rec.progress[rec.progress.length - 1], 40 * perStep, 'both jobs done: 40 steps of work');
+    assert.deepEqual(rec.waiting, [false, true, false]);
+    assert.equal(rec.waitingAt[1], 500);
+    const a = r.jobs.find((j) => j.spec.id === 'a')!;
+    const b = r.jobs.find((j) => j.spec.id === 'b')!;
+    assert.equal(rec.waitingAt[2], b.firstPlacedAt, 'waiting ends in the round that places b');
+    assert.ok(a.finishedAt! <= rec.waitingAt[2]!);
+    // Work grows by one step at a time and never goes back here (no take-backs).
+    for (let i = 1; i < rec.progress.length; i++) assert.ok(rec.progress[i]! > rec.progress[i - 1]!);
+  });
+
+  it('counts jobs/h over the arrival window as the work done up to the last arrival, and only while jobs wait then', () => {
     // One device, 100 s steps: at 1,000 s the first job has done 9 of its 20 steps (the decision
     // and the first onload come first) while two more wait.
     const later = (id: string, arrival: number) => job(id, { arrival });
@@ -354,14 +370,14 @@ describe('simulator engine', () => {
       simulate(world([job('a'), later('b', 1000), later('c', 1000)]), kueueLikePolicy),
     );
     const near = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-9, `${a} vs ${b}`);
-    near(busy.saturatedJobsPerHour, ((9 / 20) * 3) / 3 / (1000 / 3600));
+    near(busy.windowJobsPerHour, ((9 / 20) * 3) / 3 / (1000 / 3600));
     // Work is weighted: had the waiting jobs been twice as wide, the same 9 steps weigh less.
     const wide = (id: string) => job(id, { arrival: 1000, devices: 2 });
     const r = simulate(world([job('a'), wide('b'), wide('c')], 2), kueueLikePolicy);
-    near(summarise('wide', r).saturatedJobsPerHour, ((9 / 20) * 1) / (5 / 3) / (1000 / 3600));
+    near(summarise('wide', r).windowJobsPerHour, ((9 / 20) * 1) / (5 / 3) / (1000 / 3600));
     // Nobody waits at the last arrival: not saturated, no figure.
     const idle = summarise('idle', simulate(world([job('a'), later('b', 3000)]), kueueLikePolicy));
-    assert.ok(Number.isNaN(idle.saturatedJobsPerHour));
+    assert.ok(Number.isNaN(idle.windowJobsPerHour));
   });
 
   it("measures a waiting job's estimated start against its actual start", () => {
