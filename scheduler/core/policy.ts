@@ -42,7 +42,10 @@ export const defaultPolicy: Policy = {
   // preemption notices on the synthetic workload (41 → 85 a seed) and mean completion ÷ the better
   // baseline 0.750 → 0.834 (docs/simulator.md, finding 13).
   reclaimCompactionAfterSeconds: 900,
-  // Off until measured (docs/simulator.md, finding 17).
+  // Off: over 20 simulator seeds it shortened the p95 completion (÷ the better baseline 0.775 →
+  // 0.754 synthetic, 0.912 → 0.864 Philly) but cost throughput and fairness (1.572 → 1.560× and
+  // 1.422 → 1.409× FIFO while saturated; Philly's worst least-served tenant 0.891 → 0.798) at a
+  // third more notices (docs/simulator.md, finding 17).
   spreadWhenIdle: false,
   minRunSeconds: 60,
   preemptGraceSeconds: 30,

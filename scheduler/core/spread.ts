@@ -4,8 +4,9 @@
  * for devices, a job on a device that wants more than its whole time (load over 1: its jobs slow
  * down in proportion) moves to free devices, with notice and a checkpoint, like a job compaction
  * moves (reason `spread`), when the time its remaining steps would save pays for the move many
- * times over. The simulator measured hours of every run with devices empty beside crowded ones
- * (docs/simulator.md, finding 17).
+ * times over. The simulator measured hours of every run with devices empty beside crowded ones,
+ * but moving them out did not pay on balance, so it is off by default (docs/simulator.md,
+ * finding 17; `TIMESHARE_SPREAD_WHEN_IDLE`).
  */
 import { deviceLoad, type PoolModel } from './cluster.js';
 import type { CompactionMove } from './compact.js';
@@ -78,6 +79,8 @@ function freeDevicesFor(model: PoolModel, r: RunningJob): { nodeId: string; devi
     const free = slots.filter(
       (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= r.plan.deviceBytes,
     );
+    // A whole free node stays whole for a wide job, unless this job takes all of it.
+    if (free.length === slots.length && count < slots.length) continue;
     if (free.length < count || (best && free.length >= best.free)) continue;
     best = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
   }

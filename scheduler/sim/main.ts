@@ -11,9 +11,9 @@
  *                       mean and range (default 5; 1: the one seed only)
  *   --mtbf H            mean hours between failures of a node in the part \`failures\` (default 6)
  *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
- *                       protectOwnerDevices
+ *                       protectOwnerDevices, spreadWhenIdle
  *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups,
- *                       reclaimCompaction, spreadWhenIdle
+ *                       reclaimCompaction
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
 import { fileURLToPath } from 'node:url';
@@ -176,7 +176,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   );
   out(predictionLine(ts));
   out(
-    `Preemption notices by reason: ${rows.map((r) => `${r.label}: ${r.preemptionReasons}`).join('; ')} (\`compact\` moves a job to free devices elsewhere so a wider job gets a whole node; it loses a restart, not its place).`,
+    `Preemption notices by reason: ${rows.map((r) => `${r.label}: ${r.preemptionReasons}`).join('; ')} (\`compact\` moves a job to free devices elsewhere so a wider job gets a whole node, \`spread\` off a crowded device once nobody waits; either loses a restart, not its place).`,
   );
   for (const l of losses(ts, [fifo, kueue])) out(`- ${l}`);
   for (const r of rows)
