@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { requeueJob } from '../../../common/jobs/transitions.js';
 import { defaultPolicy } from '../../core/policy.js';
-import { insertRunningJob, runRound, useRoundDatabase } from './round-db.js';
+import { insertRunningJob, runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
 const db = useRoundDatabase();
 const round = () => runRound(db.pool(), { ...defaultPolicy, spreadWhenIdle: true });
@@ -19,14 +19,8 @@ const spec = {
 
 it('moves a job off a crowded device onto a free one once nobody waits', async () => {
   const pool = db.pool();
-  const t = await pool.query(`INSERT INTO tenants (name) VALUES ('t-spread') RETURNING id`);
-  const tenantId = t.rows[0].id as string;
-  await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [tenantId]);
-  await pool.query(`INSERT INTO pools (name, device_type) VALUES ('spread', 'cpu')`);
-  const n = await pool.query(
-    `INSERT INTO nodes (name, pool_id, last_heartbeat_at) SELECT 'n-s', id, now() FROM pools WHERE name = 'spread' RETURNING id`,
-  );
-  const nodeId = n.rows[0].id as string;
+  const { tenantId, pool: poolName, nodeId } = await tenantPoolNode(pool);
+  await pool.query(`UPDATE nodes SET last_heartbeat_at = now() WHERE id = $1`, [nodeId]);
   await pool.query(
     `INSERT INTO devices (node_id, index, kind, memory_bytes, free_memory_bytes)
      SELECT $1, i, 'cpu', 16e9, 16e9 FROM generate_series(0, 1) i`,
@@ -35,7 +29,7 @@ it('moves a job off a crowded device onto a free one once nobody waits', async (
   // Both on device 0 (on the planner's prior, 80% busy each), placed an hour ago.
   const jobs: string[] = [];
   for (const name of ['a', 'b'])
-    jobs.push(await insertRunningJob(pool, { tenantId, pool: 'spread', nodeId, device: 0, name, spec }));
+    jobs.push(await insertRunningJob(pool, { tenantId, pool: poolName, nodeId, device: 0, name, spec }));
 
   const first = await round();
   assert.equal(first.d.preempt.length, 1);
