@@ -115,23 +115,13 @@ function placeElsewhere(
   const moves: CompactionMove[] = [];
   for (const r of [...jobs].sort((a, b) => b.devices.length - a.devices.length)) {
     const count = r.devices.length;
-    let to: { nodeId: string; devices: number[]; free: number } | null = null;
-    for (const [nodeId, slots] of model.slots) {
-      if (nodeId === from) continue;
-      const node = slots[0]?.node;
-      if (!node || (model.hostUsed.get(nodeId) ?? 0) + r.plan.hostBytes > node.hostMemoryBytes) continue;
-      const free = slots.filter(
-        (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= r.plan.deviceBytes,
-      );
-      if (free.length < count || (to && free.length >= to.free)) continue;
-      to = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
-    }
+    let to: NodeDevices | null = bestFreeDevices(model, r.plan, count, { skip: from });
     if (!to && intoGroups) {
       let cost = Infinity;
       for (const nodeId of model.slots.keys()) {
         if (nodeId === from) continue;
         const g = model.joinGroup(nodeId, r.plan, count);
-        if (g && g.cost < cost) [to, cost] = [{ nodeId, devices: g.devices, free: 0 }, g.cost];
+        if (g && g.cost < cost) [to, cost] = [{ nodeId, devices: g.devices }, g.cost];
       }
     }
     if (!to) {
@@ -142,4 +132,32 @@ function placeElsewhere(
     moves.push({ jobId: r.id, tenantId: r.tenantId, to: { nodeId: to.nodeId, devices: to.devices } });
   }
   return moves;
+}
+
+/**
+ * `count` free devices on one node for a job with `plan`, best fit: the node with the fewest free
+ * devices that takes it, so whole nodes stay whole. `skip` is a node not to use; `alreadyOn`, a node
+ * whose host memory already holds the job's offloaded state; `keepWholeNodes` leaves a node with
+ * every device free to a job that takes all of it.
+ */
+export function bestFreeDevices(
+  model: PoolModel,
+  plan: JobPlan,
+  count: number,
+  opts: { skip?: string; alreadyOn?: string; keepWholeNodes?: boolean } = {},
+): NodeDevices | null {
+  let best: (NodeDevices & { free: number }) | null = null;
+  for (const [nodeId, slots] of model.slots) {
+    if (nodeId === opts.skip) continue;
+    const node = slots[0]?.node;
+    const host = nodeId === opts.alreadyOn ? 0 : plan.hostBytes;
+    if (!node || (model.hostUsed.get(nodeId) ?? 0) + host > node.hostMemoryBytes) continue;
+    const free = slots.filter(
+      (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes,
+    );
+    if (opts.keepWholeNodes && free.length === slots.length && count < slots.length) continue;
+    if (free.length < count || (best && free.length >= best.free)) continue;
+    best = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
+  }
+  return best && { nodeId: best.nodeId, devices: best.devices };
 }

@@ -207,16 +207,18 @@ export function couldFit(
   return false;
 }
 
-/**
- * The job a requeued victim's devices go to first (`QueuedJob.preemptedFor`): its preemptor, for a
- * preemption by reclaim, aging or priority. A compaction move has its own (`returnFor`), and a
- * re-planning move frees devices for nobody.
- */
 /** Reasons whose job moves to devices the round chose (`moveTo`) and is placed there first. */
+export const MOVE_REASONS: readonly PreemptDecision['reason'][] = ['compact', 'spread'];
+
 export function movesElsewhere(reason: string | null | undefined): boolean {
-  return reason === 'compact' || reason === 'spread';
+  return (MOVE_REASONS as readonly string[]).includes(reason ?? '');
 }
 
+/**
+ * The job a requeued victim's devices go to first (`QueuedJob.preemptedFor`): its preemptor, for a
+ * preemption by reclaim, aging or priority. A move elsewhere has its own (`returnFor`), and a
+ * re-planning move frees devices for nobody.
+ */
 export function preemptedForOf(
   reason: string | null | undefined,
   forJobId: string | null | undefined,

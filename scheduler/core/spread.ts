@@ -9,7 +9,7 @@
  * finding 17; `TIMESHARE_SPREAD_WHEN_IDLE`).
  */
 import { deviceLoad, type PoolModel } from './cluster.js';
-import type { CompactionMove } from './compact.js';
+import { bestFreeDevices, type CompactionMove } from './compact.js';
 import type { Policy, RunningJob } from './types.js';
 
 /** A move must save this many times its cost (restart plus the checkpoint's grace at most). */
@@ -46,7 +46,11 @@ export function findSpreads(
     if (moves.length >= MAX_SPREADS_PER_ROUND) break;
     // A partner that moved this round may have relieved it.
     if (gainOf(r) < SPREAD_PAYBACK * cost) continue;
-    const to = freeDevicesFor(model, r);
+    // Best fit; a whole free node stays whole for a wider job.
+    const to = bestFreeDevices(model, r.plan, r.devices.length, {
+      alreadyOn: r.nodeId,
+      keepWholeNodes: true,
+    });
     if (!to) continue;
     model.add(to.nodeId, to.devices, { jobId: r.id, tenantId: r.tenantId, plan: r.plan });
     leaving.add(r.id);
@@ -64,25 +68,4 @@ function loadAround(model: PoolModel, r: RunningJob, leaving: ReadonlySet<string
     worst = Math.max(worst, deviceLoad(staying.map((o) => o.plan)));
   }
   return worst;
-}
-
-/** Free devices for the job on one node, best fit (the node with the fewest free ones keeps the rest whole). */
-function freeDevicesFor(model: PoolModel, r: RunningJob): { nodeId: string; devices: number[] } | null {
-  const count = r.devices.length;
-  let best: { nodeId: string; devices: number[]; free: number } | null = null;
-  for (const [nodeId, slots] of model.slots) {
-    const node = slots[0]?.node;
-    if (!node) continue;
-    // On its own node its offloaded state is already counted in host memory.
-    const host = nodeId === r.nodeId ? 0 : r.plan.hostBytes;
-    if ((model.hostUsed.get(nodeId) ?? 0) + host > node.hostMemoryBytes) continue;
-    const free = slots.filter(
-      (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= r.plan.deviceBytes,
-    );
-    // A whole free node stays whole for a wide job, unless this job takes all of it.
-    if (free.length === slots.length && count < slots.length) continue;
-    if (free.length < count || (best && free.length >= best.free)) continue;
-    best = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
-  }
-  return best && { nodeId: best.nodeId, devices: best.devices };
 }

@@ -16,7 +16,7 @@ import type {
   Workload,
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
-import { movesElsewhere, preemptedForOf } from '../core/preempt.js';
+import { MOVE_REASONS, movesElsewhere, preemptedForOf } from '../core/preempt.js';
 import type { StageSample } from '../planner/cost-model.js';
 import {
   decisionEventTypes,
@@ -244,14 +244,13 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
           )
         : { rows: [] },
       // Jobs that left their devices to change plan in place get the devices of their last
-      // placement back; jobs moved by compaction get those it chose (their notice's `moveTo`); for
+      // placement back; jobs moved elsewhere get those chosen for them (their notice's `moveTo`); for
       // the others, the job their preemption made room for.
       preemptedIds.length
         ? pool.query(
             `SELECT j.id, pe.data->>'reason' AS reason,
-                    CASE pe.data->>'reason' WHEN 'replan' THEN pl.data->'placement'
-                                            WHEN 'compact' THEN pg.data->'moveTo'
-                                            WHEN 'spread' THEN pg.data->'moveTo' END AS placement,
+                    CASE WHEN pe.data->>'reason' = 'replan' THEN pl.data->'placement'
+                         WHEN pe.data->>'reason' = ANY($2::text[]) THEN pg.data->'moveTo' END AS placement,
                     CASE WHEN pe.data->>'reason' <> 'replan' THEN pg.data->>'forJobId' END AS for_job
              FROM jobs j
              CROSS JOIN LATERAL (SELECT data FROM job_events
@@ -261,8 +260,9 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
              LEFT JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
             WHERE j.id = ANY($1::uuid[])
-              AND pe.data->>'reason' IN ('replan', 'compact', 'spread', 'reclaim', 'aging', 'priority')`,
-            [preemptedIds],
+              AND (pe.data->>'reason' IN ('replan', 'reclaim', 'aging', 'priority')
+                   OR pe.data->>'reason' = ANY($2::text[]))`,
+            [preemptedIds, MOVE_REASONS],
           )
         : { rows: [] },
       // Running jobs under notice: the job it frees their devices for, and where a job moved by

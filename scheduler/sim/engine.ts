@@ -140,11 +140,9 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
     opts.observe?.(snapshot, d, now);
     apply(d, now);
     checkInvariants();
-    rec.waitingFrom(
-      now,
-      jobs.some((j) => j.status === 'queued'),
-    );
-    const waiting = jobs.some((j) => j.status === 'queued' || (j.status === 'running' && j.notice !== null));
+    const queued = jobs.some((j) => j.status === 'queued');
+    rec.waitingFrom(now, queued);
+    const waiting = queued || jobs.some((j) => j.status === 'running' && j.notice !== null);
     const next = now + physics.tickSeconds;
     if (waiting && ![...pendingRounds].some((p) => p <= next)) requestRound(next);
   }

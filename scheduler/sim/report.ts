@@ -3,6 +3,7 @@
  * computed from the measured figures against the targets of issue 11; nothing here is tuned to
  * pass: where Timeshare is worse than a baseline on any figure, the report lists it.
  */
+import { allWaiting } from './saturation.js';
 import type { Summary } from './summary.js';
 
 const h = (s: number) => (Number.isFinite(s) ? (s / 3600).toFixed(2) : '–');
@@ -95,11 +96,7 @@ export function saturationLine(rows: Summary[], sat: { jobsPerHour: number[]; ho
 }
 
 function waitingSeconds(r: Summary): number {
-  const { waitingAt, waiting } = r.timeline;
-  let s = 0;
-  for (let i = 0; i < waitingAt.length; i++)
-    if (waiting[i]) s += (waitingAt[i + 1] ?? waitingAt[i]!) - waitingAt[i]!;
-  return s;
+  return allWaiting([r.timeline]).reduce((s, [from, to]) => s + (to - from), 0);
 }
 
 export function headlineVerdicts(
