@@ -13,6 +13,10 @@
  *              after admission: on one Philly window an aged job of a tenant at 0.90 of the pool took
  *              a lent device back from a tenant at 0.025 of its 0.0375, which reclaimed it, 200
  *              times in an hour; docs/simulator.md, finding 12).
+ * The preemptor's share after admission counts the part of the pool it would hold where it lands
+ * (a device shared by n jobs counts 1/n, as shares are measured). A wide aged job of a starved
+ * tenant may also preempt while its tenant holds less before admission than the victim's tenant
+ * after (finding 18).
  * On each node victims are taken highest-share tenant first, then lowest priority, then most
  * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
  * under notice count as gone: a job they make room for claims them first (`claimLeaving`), and
@@ -45,9 +49,20 @@ export interface VictimContext {
   footprint: ReadonlyMap<string, { devices: number; memory: number }>;
 }
 
+/** A job's part of the pool: devices (a device shared by n jobs counts 1/n) and device memory. */
+export interface Footprint {
+  devices: number;
+  memory: number;
+}
+
 /** What a victim search asks of each running job, for one preempting job. */
 export interface VictimRules {
   reasonOf: (v: RunningJob) => PreemptDecision['reason'] | null;
+  /**
+   * The reason with the preemptor holding `at` of the pool once placed (`reasonOf` judges it at the
+   * lightest part it could hold): checked again once the search knows where the job would go.
+   */
+  reasonAt: (v: RunningJob, at: Footprint) => PreemptDecision['reason'] | null;
   hasReason: (jobId: string) => boolean;
   /** The order victims are taken in: highest-share tenant first, then lowest priority, then most recently placed. */
   byShare: (a: RunningJob, b: RunningJob) => number;
@@ -58,7 +73,8 @@ export interface VictimRules {
  * worked out once per job and search, and the order victims are taken in. With `underEntitlement`
  * a tenant holding less than its entitlement may reclaim even if admitting the job takes it over
  * (a wide job against a small entitlement: compaction with reclaimed destinations,
- * reclaim-compact.ts).
+ * reclaim-compact.ts). With `lightest` the preemptor is judged as holding the least it could
+ * (joining the fullest groups): the search then checks its choice with `reasonAt`.
  */
 export function victimRules(
   ctx: VictimContext,
@@ -66,22 +82,37 @@ export function victimRules(
   plan: JobPlan,
   aged: boolean,
   underEntitlement = false,
+  lightest = false,
 ): VictimRules {
   const { fair, policy, now } = ctx;
   const need = plan.devicesMin;
-  const preemptorShare = fair.share(job.tenantId, need, need * plan.deviceBytes);
-  const preemptorBorrows = fair.borrowing(job.tenantId, need, need * plan.deviceBytes);
-  const reclaimBlocked = underEntitlement ? fair.borrowing(job.tenantId) : preemptorBorrows;
+  const whole: Footprint = { devices: need, memory: need * plan.deviceBytes };
+  // With `lightest`, judged as joining groups as full as a device takes (each device counts 1/n):
+  // every victim any placement could allow; the search checks its choice with `reasonAt`.
+  const n = lightest && policy.timeSharing ? Math.max(1, policy.maxJobsPerDevice) : 1;
+  // An aged job wider than its tenant's room (admitting it makes the tenant borrow) of a tenant
+  // well under its entitlement: see `finalShareOk`.
+  const shareBefore = fair.share(job.tenantId);
+  const wideAndStarved =
+    aged && fair.starved(job.tenantId) && fair.borrowing(job.tenantId, whole.devices, whole.memory);
   const agedAt = job.queuedAt + policy.agingBoundSeconds * 1000;
   const onLoan = (v: RunningJob) => v.queuedAt > job.queuedAt && v.placedAt >= agedAt;
-  // Kueue's LessThanOrEqualToFinalShare: the preemptor's share after admission is no more than the
-  // victim's tenant's once the victim leaves.
-  const finalShareOk = (v: RunningJob) => {
-    const f = ctx.footprint.get(v.id);
-    return preemptorShare <= fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0)) + 1e-12;
-  };
-  const reasonFor = (v: RunningJob): PreemptDecision['reason'] | null => {
+  const reasonFor = (v: RunningJob, at: Footprint): PreemptDecision['reason'] | null => {
     if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+    const preemptorShare = fair.share(job.tenantId, at.devices, at.memory);
+    const preemptorBorrows = fair.borrowing(job.tenantId, at.devices, at.memory);
+    const reclaimBlocked = underEntitlement ? fair.borrowing(job.tenantId) : preemptorBorrows;
+    // Kueue's LessThanOrEqualToFinalShare: the preemptor's share after admission is no more than
+    // the victim's tenant's once the victim leaves. A wide aged job of a starved tenant may also
+    // preempt while its tenant's share before admission is below the victim tenant's after: wider
+    // than the gap between the shares, it passes the first rule against nobody and waited for jobs
+    // to end, hours past the aging bound (docs/simulator.md, finding 18). Neither tenant can take
+    // the devices back by either rule.
+    const finalShareOk = (v: RunningJob) => {
+      const f = ctx.footprint.get(v.id);
+      const after = fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0));
+      return preemptorShare <= after + 1e-12 || (wideAndStarved && shareBefore < after - 1e-12);
+    };
     if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
       // A lent device goes back to the aged job, but not across tenants against the share rule
       // when the aged job's tenant would borrow: the device went where the fair order would have
@@ -98,12 +129,13 @@ export function victimRules(
     if (aged && v.priority <= job.priority) return 'aging';
     return null;
   };
+  const judged: Footprint = { devices: whole.devices / n, memory: whole.memory / n };
 
   // A running job's reason is the same on every node it spans: worked out once per search.
   const reasons = new Map<string, PreemptDecision['reason'] | null>();
   const reasonOf = (v: RunningJob) => {
     let r = reasons.get(v.id);
-    if (r === undefined) reasons.set(v.id, (r = reasonFor(v)));
+    if (r === undefined) reasons.set(v.id, (r = reasonFor(v, judged)));
     return r;
   };
   const hasReason = (jobId: string) => {
@@ -121,7 +153,7 @@ export function victimRules(
     a.priority - b.priority ||
     b.placedAt - a.placedAt ||
     (a.id < b.id ? -1 : 1);
-  return { reasonOf, hasReason, byShare };
+  return { reasonOf, reasonAt: reasonFor, hasReason, byShare };
 }
 
 export function findVictims(
@@ -132,7 +164,7 @@ export function findVictims(
 ): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
   const { model, policy } = ctx;
   const need = plan.devicesMin;
-  const { reasonOf, hasReason, byShare } = victimRules(ctx, job, plan, aged);
+  const { reasonOf, reasonAt, hasReason, byShare } = victimRules(ctx, job, plan, aged, false, true);
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   let sinceBest = 0;
@@ -156,16 +188,37 @@ export function findVictims(
       chosen.push({ jobId: c.v.id, tenantId: c.v.tenantId, reason: c.reason, forJobId: job.id });
       if (!couldFit(slots, plan, need, policy, (_s, id) => exclude.has(id))) continue;
       const fit = model.fitOnNode(nodeId, plan, need, exclude);
-      if (fit) {
-        best = { nodeId, devices: fit.devices, victims: chosen, claims: [...exclude] };
-        sinceBest = 0;
-        break;
+      if (!fit) continue;
+      // The share rules again with the part of the pool the job holds there: each of its devices
+      // counts 1/n beside the jobs that stay. More victims would only make that part larger.
+      const at = footprintAt(model.slotsOf(nodeId, fit.devices), plan, exclude);
+      const confirmed: PreemptDecision[] = [];
+      for (const d of chosen) {
+        const reason = reasonAt(ctx.running.get(d.jobId)!, at);
+        if (reason === null) break;
+        confirmed.push({ ...d, reason });
       }
+      if (confirmed.length === chosen.length) {
+        best = { nodeId, devices: fit.devices, victims: confirmed, claims: [...exclude] };
+        sinceBest = 0;
+      }
+      break;
     }
   }
   if (!best) return null;
   for (const id of best.claims) ctx.claimed.add(id);
   return { victims: best.victims, nodeId: best.nodeId, devices: best.devices };
+}
+
+/** The part of the pool a job placed on these slots holds beside the occupants not in `gone`. */
+function footprintAt(slots: readonly Slot[], plan: JobPlan, gone: ReadonlySet<string>): Footprint {
+  let devices = 0;
+  for (const s of slots) {
+    let n = 1;
+    for (const o of s.occupants) if (!gone.has(o.jobId)) n++;
+    devices += 1 / n;
+  }
+  return { devices, memory: devices * plan.deviceBytes };
 }
 
 /**

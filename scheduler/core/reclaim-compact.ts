@@ -23,14 +23,6 @@ import {
 } from './preempt.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
 
-/**
- * A tenant holding less than this share of its entitlement may have a node cleared. At 1 (any
- * shortfall) the simulator's 16-node synthetic pool, where every tenant already got ≥ 0.98 of its
- * entitlement, went from 192 to 1,070 notices a seed for 3.6% fewer jobs/h; at 0.8 it gave 197
- * notices and the same jobs/h, and on 4 nodes the same fairness as at 1 (docs/simulator.md, finding 13).
- */
-const UNDER_ENTITLEMENT = 0.8;
-
 export interface ReclaimingCompaction {
   nodeId: string;
   devices: number[];
@@ -51,7 +43,7 @@ export function reclaimCompactionApplies(
     policy.compaction &&
     policy.fairShare &&
     now - job.queuedAt >= after * 1000 &&
-    fair.fraction(job.tenantId) < UNDER_ENTITLEMENT * fair.entitlement(job.tenantId) - 1e-9
+    fair.starved(job.tenantId)
   );
 }
 

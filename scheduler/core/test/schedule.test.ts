@@ -563,6 +563,65 @@ describe('schedule(): preemption', () => {
     assert.equal(d.preempt[0]!.forJobId, 'old');
   });
 
+  it('judges the share rules by the part of the pool the preemptor would hold where it lands', () => {
+    // b holds a 4-device node with a full time-share group of three 4-device jobs (4 devices' worth,
+    // 4/3 each); a wants one 4-device job, against an entitlement of half the pool. Counted whole,
+    // the job would take a to all of the pool and nothing could be reclaimed for it; joining the
+    // group in place of one of b's jobs it holds a third of each device: a at 1/3, b at 2/3.
+    const group = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        running(`b${i}`, 'b', 'n1', [0, 1, 2, 3], { placedAt: T0 - 3_600_000 + i }),
+      );
+    const wide = queued('wide', 'a', { devices: 4, maxDevices: 4 });
+    const base = { nodes: [node('n1', 4)], tenants: [tenant('a'), tenant('b')], queued: [wide] };
+    const d = schedule(snapshot({ ...base, running: group(3) }), defaultPolicy, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId]),
+      [['b2', 'reclaim', 'wide']],
+      "b's most recently placed job, one victim",
+    );
+    // Checked where it lands: four 1-device jobs of b leave no group to join, so taking them would
+    // leave a alone on the node, all of the pool against its half: nobody is preempted.
+    const alone = [0, 1, 2, 3].map((i) => running(`b${i}`, 'b', 'n1', [i]));
+    assert.deepEqual(schedule(snapshot({ ...base, running: alone }), defaultPolicy, T0).preempt, []);
+  });
+
+  it('lets a wide aged job of a starved tenant preempt while its tenant holds less than the victims', () => {
+    // a (nothing held) wants all 4 devices of n1; b and c hold two each, everyone entitled to a
+    // third. With the job counted, a would hold more than either victim's tenant keeps: the
+    // final-share rule never lets it in. Past the aging bound it may preempt, since a holds less
+    // before admission than b or c after losing one job.
+    const s = (waited: number) =>
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a'), tenant('b'), tenant('c')],
+        running: [
+          running('b0', 'b', 'n1', [0]),
+          running('b1', 'b', 'n1', [1]),
+          running('c0', 'c', 'n1', [2]),
+          running('c1', 'c', 'n1', [3]),
+        ],
+        queued: [queued('wide', 'a', { devices: 4, maxDevices: 4, queuedAt: T0 - waited })],
+      });
+    assert.deepEqual(schedule(s(30 * 60_000), kueueLikePolicy, T0).preempt, [], 'not aged yet');
+    const d = schedule(s(2 * 3_600_000), kueueLikePolicy, T0);
+    assert.deepEqual(d.preempt.map((p) => [p.jobId, p.reason]).sort(), [
+      ['b0', 'aging'],
+      ['b1', 'aging'],
+      ['c0', 'aging'],
+      ['c1', 'aging'],
+    ]);
+    // Neither way back: b's aged job may not take a device from a, which then holds the pool and
+    // loses it all with one job, while b holds nothing before admission either.
+    const after = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [running('wide', 'a', 'n1', [0, 1, 2, 3])],
+      queued: [queued('b0', 'b', { queuedAt: T0 - 2 * 3_600_000 })],
+    });
+    assert.deepEqual(schedule(after, kueueLikePolicy, T0).preempt, []);
+  });
+
   it('does not preempt again while earlier victims are still leaving', () => {
     const s = snapshot({
       nodes: [node('n1', 1)],
