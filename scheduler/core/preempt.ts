@@ -18,7 +18,8 @@
  * tenant may also preempt while its tenant holds less before admission than the victim's tenant
  * after (finding 18).
  * On each node victims are taken highest-share tenant first, then lowest priority, then most
- * recently placed, until the job fits; the node that needs the fewest victims wins. Jobs already
+ * recently placed, until the job fits, and each is dropped again (the last taken first) if the job
+ * still fits without it; the node that needs the fewest victims wins. Jobs already
  * under notice count as gone: a job they make room for claims them first (`claimLeaving`), and
  * nobody new is preempted or moved for it.
  */
@@ -187,8 +188,20 @@ export function findVictims(
       exclude.add(c.v.id);
       chosen.push({ jobId: c.v.id, tenantId: c.v.tenantId, reason: c.reason, forJobId: job.id });
       if (!couldFit(slots, plan, need, policy, (_s, id) => exclude.has(id))) continue;
-      const fit = model.fitOnNode(nodeId, plan, need, exclude);
+      let fit = model.fitOnNode(nodeId, plan, need, exclude);
       if (!fit) continue;
+      // Only the victims the fit needs, the lowest in the order dropped first: taken highest share
+      // first wherever they run on the node, some hold devices the job does not take, or share a
+      // group it can join beside them (a 2-device job took 13 notices in one round, simulator).
+      for (let k = chosen.length - 1; k >= 0; k--) {
+        const id = chosen[k]!.jobId;
+        exclude.delete(id);
+        const without = model.fitOnNode(nodeId, plan, need, exclude);
+        if (without) {
+          fit = without;
+          chosen.splice(k, 1);
+        } else exclude.add(id);
+      }
       // The share rules again with the part of the pool the job holds there: each of its devices
       // counts 1/n beside the jobs that stay. More victims would only make that part larger.
       const at = footprintAt(model.slotsOf(nodeId, fit.devices), plan, exclude);

@@ -586,6 +586,29 @@ describe('schedule(): preemption', () => {
     assert.deepEqual(schedule(snapshot({ ...base, running: alone }), defaultPolicy, T0).preempt, []);
   });
 
+  it('preempts only the victims the fit needs, not every job it took on the way', () => {
+    // b holds the larger share: two of the three 2-device jobs filling devices 0-1, and p alone on
+    // device 2; c the third and q on device 3. b's jobs go first, the most recently placed first:
+    // p frees device 2, which is no use to a 2-device job, then g1 frees a place in the group.
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b'), tenant('c')],
+      running: [
+        running('g1', 'b', 'n1', [0, 1], { placedAt: T0 - 3_000_000 }),
+        running('g2', 'b', 'n1', [0, 1], { placedAt: T0 - 3_500_000 }),
+        running('g3', 'c', 'n1', [0, 1], { placedAt: T0 - 3_500_000 }),
+        running('p', 'b', 'n1', [2], { placedAt: T0 - 2_000_000 }),
+        running('q', 'c', 'n1', [3], { placedAt: T0 - 2_000_000 }),
+      ],
+      queued: [queued('two', 'a', { devices: 2, maxDevices: 2 })],
+    });
+    const d = schedule(s, defaultPolicy, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId]),
+      [['g1', 'reclaim', 'two']],
+    );
+  });
+
   it('lets a wide aged job of a starved tenant preempt while its tenant holds less than the victims', () => {
     // a (nothing held) wants all 4 devices of n1; b and c hold two each, everyone entitled to a
     // third. With the job counted, a would hold more than either victim's tenant keeps: the
