@@ -330,8 +330,19 @@ export function schedulePool(
         claim || compaction || found || !reclaimCompactionApplies(job, fair, policy, now)
           ? null
           : findReclaimingCompaction(ctx, job, plan, victimRules(ctx, job, plan, aged, true));
+      // What a preemptor will hold counts as its tenant's for the rest of the round, as its
+      // victims' devices no longer count as theirs: its tenant's next job is judged with it.
+      // Without it a tenant reclaimed for a second job in the same round and ended over its
+      // entitlement (simulator finding 18: 15% fewer notices on the synthetic workload).
+      const holds = (devices: readonly number[]) => {
+        const u = fair.of(job.tenantId);
+        u.devices += devices.length;
+        u.memory += devices.length * plan.deviceBytes;
+        protection.delete(job.tenantId);
+      };
       if (claim) {
         model.add(claim.nodeId, claim.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+        holds(claim.devices);
         reason = 'capacity';
       } else if (compaction) {
         noticeMoves(compaction.moves, job.id);
@@ -341,10 +352,12 @@ export function schedulePool(
         // The devices it will take are reserved for the rest of the round: a later job must not
         // backfill the free ones among them, or the preemptor never fits and preempts again.
         model.add(found.nodeId, found.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+        holds(found.devices);
         reason = found.victims[0]?.reason === 'priority' ? 'priority' : 'capacity';
       } else if (reclaiming) {
         noticeVictims(reclaiming.victims);
         noticeMoves(reclaiming.moves, job.id);
+        holds(reclaiming.devices);
         reason = 'capacity';
       } else searchFailed.add(job.tenantId);
     }

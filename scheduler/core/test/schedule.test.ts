@@ -645,6 +645,28 @@ describe('schedule(): preemption', () => {
     assert.deepEqual(schedule(after, kueueLikePolicy, T0).preempt, []);
   });
 
+  it("counts what a preemptor will hold as its tenant's for the rest of the round", () => {
+    // b holds 7 of 8 devices, c one; a wants three 2-device jobs and is entitled to 3.5 devices.
+    // The first reclaims two of b's; counted with those, a would borrow after a second, which must
+    // then wait (without it a reclaimed four devices in one round and held more than entitled).
+    const s = snapshot({
+      nodes: [node('n1', 8)],
+      tenants: [tenant('a'), tenant('b'), tenant('c')],
+      running: [0, 1, 2, 3, 4, 5, 6, 7].map((i) =>
+        running(`r${i}`, i < 7 ? 'b' : 'c', 'n1', [i], { placedAt: T0 - 3_600_000 + i }),
+      ),
+      queued: [1, 2, 3].map((k) => queued(`a${k}`, 'a', { devices: 2, maxDevices: 2 })),
+    });
+    const d = schedule(s, kueueLikePolicy, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId]),
+      [
+        ['r6', 'reclaim', 'a1'],
+        ['r5', 'reclaim', 'a1'],
+      ],
+    );
+  });
+
   it('does not preempt again while earlier victims are still leaving', () => {
     const s = snapshot({
       nodes: [node('n1', 1)],
