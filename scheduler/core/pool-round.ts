@@ -174,6 +174,15 @@ export function schedulePool(
     return p;
   };
 
+  // A tenant's usage as the round decides: devices placed or claimed by its preemptors count as
+  // its own, devices its jobs are noticed to leave no longer do.
+  const addUsage = (tenantId: string, devices: number, memory: number) => {
+    const u = fair.of(tenantId);
+    u.devices += devices;
+    u.memory += memory;
+    protection.delete(tenantId);
+  };
+
   // When the jobs placed this round are predicted to end: the ETA replay starts from them.
   const placedEnds: [string, number][] = [];
   const place = (job: QueuedJob, plan: JobPlan, nodeId: string, devices: number[], shared: number) => {
@@ -194,11 +203,8 @@ export function schedulePool(
       sharedWith: shared,
     });
     model.add(nodeId, devices, { jobId: job.id, tenantId: job.tenantId, plan });
-    const u = fair.of(job.tenantId);
-    u.devices += devices.length;
-    protection.delete(job.tenantId);
-    u.memory += devices.length * plan.deviceBytes;
-    u.demand -= plan.devicesMin;
+    addUsage(job.tenantId, devices.length, devices.length * plan.deviceBytes);
+    fair.of(job.tenantId).demand -= plan.devicesMin;
     if (policy.protectOwnerDevices && !wasBorrowing && fair.borrowing(job.tenantId)) opened++;
     activeDevices.set(job.tenantId, (activeDevices.get(job.tenantId) ?? 0) + devices.length);
   };
@@ -234,11 +240,7 @@ export function schedulePool(
     for (const v of victims) {
       notice(v.jobId);
       const f = footprint.get(v.jobId);
-      if (f) {
-        fair.of(v.tenantId).devices -= f.devices;
-        protection.delete(v.tenantId);
-        fair.of(v.tenantId).memory -= f.memory;
-      }
+      if (f) addUsage(v.tenantId, -f.devices, -f.memory);
       out.preempt.push(v);
     }
   };
@@ -334,12 +336,8 @@ export function schedulePool(
       // victims' devices no longer count as theirs: its tenant's next job is judged with it.
       // Without it a tenant reclaimed for a second job in the same round and ended over its
       // entitlement (simulator finding 18: 15% fewer notices on the synthetic workload).
-      const holds = (devices: readonly number[]) => {
-        const u = fair.of(job.tenantId);
-        u.devices += devices.length;
-        u.memory += devices.length * plan.deviceBytes;
-        protection.delete(job.tenantId);
-      };
+      const holds = (devices: readonly number[]) =>
+        addUsage(job.tenantId, devices.length, devices.length * plan.deviceBytes);
       if (claim) {
         model.add(claim.nodeId, claim.devices, { jobId: job.id, tenantId: job.tenantId, plan });
         holds(claim.devices);

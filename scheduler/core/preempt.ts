@@ -60,10 +60,10 @@ export interface Footprint {
 export interface VictimRules {
   reasonOf: (v: RunningJob) => PreemptDecision['reason'] | null;
   /**
-   * The reason with the preemptor holding `at` of the pool once placed (`reasonOf` judges it at the
-   * lightest part it could hold): checked again once the search knows where the job would go.
+   * The reasons with the preemptor holding `at` of the pool once placed (`reasonOf` judges it at
+   * the lightest part it could hold): checked again once the search knows where the job would go.
    */
-  reasonAt: (v: RunningJob, at: Footprint) => PreemptDecision['reason'] | null;
+  reasonsAt: (at: Footprint) => (v: RunningJob) => PreemptDecision['reason'] | null;
   hasReason: (jobId: string) => boolean;
   /** The order victims are taken in: highest-share tenant first, then lowest priority, then most recently placed. */
   byShare: (a: RunningJob, b: RunningJob) => number;
@@ -75,7 +75,7 @@ export interface VictimRules {
  * a tenant holding less than its entitlement may reclaim even if admitting the job takes it over
  * (a wide job against a small entitlement: compaction with reclaimed destinations,
  * reclaim-compact.ts). With `lightest` the preemptor is judged as holding the least it could
- * (joining the fullest groups): the search then checks its choice with `reasonAt`.
+ * (joining the fullest groups): the search then checks its choice with `reasonsAt`.
  */
 export function victimRules(
   ctx: VictimContext,
@@ -89,7 +89,7 @@ export function victimRules(
   const need = plan.devicesMin;
   const whole: Footprint = { devices: need, memory: need * plan.deviceBytes };
   // With `lightest`, judged as joining groups as full as a device takes (each device counts 1/n):
-  // every victim any placement could allow; the search checks its choice with `reasonAt`.
+  // every victim any placement could allow; the search checks its choice with `reasonsAt`.
   const n = lightest && policy.timeSharing ? Math.max(1, policy.maxJobsPerDevice) : 1;
   // An aged job wider than its tenant's room (admitting it makes the tenant borrow) of a tenant
   // well under its entitlement: see `finalShareOk`.
@@ -98,8 +98,9 @@ export function victimRules(
     aged && fair.starved(job.tenantId) && fair.borrowing(job.tenantId, whole.devices, whole.memory);
   const agedAt = job.queuedAt + policy.agingBoundSeconds * 1000;
   const onLoan = (v: RunningJob) => v.queuedAt > job.queuedAt && v.placedAt >= agedAt;
-  const reasonFor = (v: RunningJob, at: Footprint): PreemptDecision['reason'] | null => {
-    if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+  // The reasons with the preemptor holding `at` of the pool once placed: its side of the share
+  // rules worked out once, then asked of each running job.
+  const reasonsAt = (at: Footprint) => {
     const preemptorShare = fair.share(job.tenantId, at.devices, at.memory);
     const preemptorBorrows = fair.borrowing(job.tenantId, at.devices, at.memory);
     const reclaimBlocked = underEntitlement ? fair.borrowing(job.tenantId) : preemptorBorrows;
@@ -114,29 +115,32 @@ export function victimRules(
       const after = fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0));
       return preemptorShare <= after + 1e-12 || (wideAndStarved && shareBefore < after - 1e-12);
     };
-    if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
-      // A lent device goes back to the aged job, but not across tenants against the share rule
-      // when the aged job's tenant would borrow: the device went where the fair order would have
-      // sent it, and taking it back only starts a reclaim the other way. (Judged by the tenants'
-      // entitlements instead, it thrashed as before: a tenant that wants nothing more is entitled
-      // to exactly what it holds until its job is taken back.)
-      if (v.tenantId === job.tenantId || !policy.fairShare || !preemptorBorrows || finalShareOk(v))
-        return 'aging';
-    }
-    if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
-    if (!policy.fairShare) return null;
-    if (!finalShareOk(v)) return null;
-    if (!reclaimBlocked && fair.borrowing(v.tenantId)) return 'reclaim';
-    if (aged && v.priority <= job.priority) return 'aging';
-    return null;
+    return (v: RunningJob): PreemptDecision['reason'] | null => {
+      if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+      if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
+        // A lent device goes back to the aged job, but not across tenants against the share rule
+        // when the aged job's tenant would borrow: the device went where the fair order would have
+        // sent it, and taking it back only starts a reclaim the other way. (Judged by the tenants'
+        // entitlements instead, it thrashed as before: a tenant that wants nothing more is entitled
+        // to exactly what it holds until its job is taken back.)
+        if (v.tenantId === job.tenantId || !policy.fairShare || !preemptorBorrows || finalShareOk(v))
+          return 'aging';
+      }
+      if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
+      if (!policy.fairShare) return null;
+      if (!finalShareOk(v)) return null;
+      if (!reclaimBlocked && fair.borrowing(v.tenantId)) return 'reclaim';
+      if (aged && v.priority <= job.priority) return 'aging';
+      return null;
+    };
   };
-  const judged: Footprint = { devices: whole.devices / n, memory: whole.memory / n };
+  const judged = reasonsAt({ devices: whole.devices / n, memory: whole.memory / n });
 
   // A running job's reason is the same on every node it spans: worked out once per search.
   const reasons = new Map<string, PreemptDecision['reason'] | null>();
   const reasonOf = (v: RunningJob) => {
     let r = reasons.get(v.id);
-    if (r === undefined) reasons.set(v.id, (r = reasonFor(v, judged)));
+    if (r === undefined) reasons.set(v.id, (r = judged(v)));
     return r;
   };
   const hasReason = (jobId: string) => {
@@ -154,7 +158,7 @@ export function victimRules(
     a.priority - b.priority ||
     b.placedAt - a.placedAt ||
     (a.id < b.id ? -1 : 1);
-  return { reasonOf, reasonAt: reasonFor, hasReason, byShare };
+  return { reasonOf, reasonsAt, hasReason, byShare };
 }
 
 export function findVictims(
@@ -165,7 +169,7 @@ export function findVictims(
 ): { victims: PreemptDecision[]; nodeId: string; devices: number[] } | null {
   const { model, policy } = ctx;
   const need = plan.devicesMin;
-  const { reasonOf, reasonAt, hasReason, byShare } = victimRules(ctx, job, plan, aged, false, true);
+  const { reasonOf, reasonsAt, hasReason, byShare } = victimRules(ctx, job, plan, aged, false, true);
 
   let best: { nodeId: string; devices: number[]; victims: PreemptDecision[]; claims: string[] } | null = null;
   let sinceBest = 0;
@@ -204,10 +208,10 @@ export function findVictims(
       }
       // The share rules again with the part of the pool the job holds there: each of its devices
       // counts 1/n beside the jobs that stay. More victims would only make that part larger.
-      const at = footprintAt(model.slotsOf(nodeId, fit.devices), plan, exclude);
+      const reasonHere = reasonsAt(footprintAt(model.slotsOf(nodeId, fit.devices), plan, exclude));
       const confirmed: PreemptDecision[] = [];
       for (const d of chosen) {
-        const reason = reasonAt(ctx.running.get(d.jobId)!, at);
+        const reason = reasonHere(ctx.running.get(d.jobId)!);
         if (reason === null) break;
         confirmed.push({ ...d, reason });
       }
