@@ -10,6 +10,7 @@
  * fits the device on its own (they take turns), and the node's host memory holds every job's
  * offloaded state.
  */
+import { OrderedNodes } from './open-order.js';
 import type { JobPlan, NodeState, Policy } from './types.js';
 
 export interface Occupant {
@@ -74,6 +75,17 @@ export function pairAdmits(policy: Policy, host: JobPlan, plan: JobPlan): boolea
   return load <= policy.maxGroupLoad && (a + b) / Math.max(1, load) <= policy.maxSwitchFraction;
 }
 
+/** The slots of these devices, in the order asked. */
+function pick(all: readonly Slot[], devices: readonly number[]): Slot[] {
+  const out: Slot[] = [];
+  for (const i of devices) {
+    // Slots are in device order, and devices are usually numbered 0…n−1.
+    const slot = all[i]?.index === i ? all[i] : all.find((s) => s.index === i);
+    if (slot) out.push(slot);
+  }
+  return out;
+}
+
 /** The same string for the same set of jobs, whatever their order on the device. */
 function occupantsKey(occupants: readonly Occupant[]): string {
   if (occupants.length === 1) return occupants[0]!.jobId;
@@ -87,12 +99,29 @@ function occupantsKey(occupants: readonly Occupant[]): string {
     .join('\n');
 }
 
+/** What the round keeps of one node, found by one lookup. */
+interface NodeRecord {
+  id: string;
+  slots: Slot[];
+  hostMemoryBytes: number;
+  /** Its place in the pool's order (the order of `slots`). */
+  rank: number;
+  hostUsed: number;
+  /** Devices without an occupant (its bucket in `byFree`), −1 before the first count. */
+  free: number;
+  /** When it last became open: the order `openNodes` iterates in. */
+  openSeq: number;
+  /** Its whole groups, worked out when first asked for after a change. */
+  groups: { groups: Slot[][]; widths: Set<number> } | null;
+  /** Where `joinable` lists it: the widths, and the open sequence they were listed with. */
+  listed: { seq: number; widths: number[] } | null;
+}
+
 export class PoolModel {
   readonly slots = new Map<string, Slot[]>();
-  readonly hostUsed = new Map<string, number>();
+  private readonly records = new Map<string, NodeRecord>();
   /** Nodes by their count of free devices, for best-fit exclusive placement without a scan. */
-  private readonly byFree: Set<string>[] = [];
-  private readonly freeCount = new Map<string, number>();
+  private readonly byFree: Set<NodeRecord>[] = [];
   readonly totalDevices: number;
   readonly totalMemory: number;
 
@@ -104,22 +133,31 @@ export class PoolModel {
     let devices = 0;
     let memory = 0;
     for (const n of nodes) {
-      this.slots.set(
-        n.id,
-        [...n.devices]
-          .sort((a, b) => a.index - b.index)
-          .map((d) => ({
-            node: n,
-            index: d.index,
-            memoryBytes: d.memoryBytes,
-            threads: d.threads,
-            occupants: [],
-            busy: 0,
-            switching: 0,
-          })),
-      );
-      this.hostUsed.set(n.id, 0);
-      this.setFree(n.id, n.devices.length);
+      const slots = [...n.devices]
+        .sort((a, b) => a.index - b.index)
+        .map((d) => ({
+          node: n,
+          index: d.index,
+          memoryBytes: d.memoryBytes,
+          threads: d.threads,
+          occupants: [],
+          busy: 0,
+          switching: 0,
+        }));
+      const rec: NodeRecord = {
+        id: n.id,
+        slots,
+        hostMemoryBytes: n.hostMemoryBytes,
+        rank: this.records.size,
+        hostUsed: 0,
+        free: -1,
+        openSeq: -1,
+        groups: null,
+        listed: null,
+      };
+      this.slots.set(n.id, slots);
+      this.records.set(n.id, rec);
+      this.setFree(rec, n.devices.length);
       devices += n.devices.length;
       for (const d of n.devices) memory += d.memoryBytes;
     }
@@ -127,53 +165,97 @@ export class PoolModel {
     this.totalMemory = memory;
   }
 
-  slotsOf(nodeId: string, devices: readonly number[]): Slot[] {
-    const all = this.slots.get(nodeId) ?? [];
-    const out: Slot[] = [];
-    for (const i of devices) {
-      // Slots are in device order, and devices are usually numbered 0…n−1.
-      const slot = all[i]?.index === i ? all[i] : all.find((s) => s.index === i);
-      if (slot) out.push(slot);
-    }
-    return out;
+  /** A node's place in the pool's order (the order of `slots`), for ties broken as a scan would. */
+  rank(nodeId: string): number {
+    return this.records.get(nodeId)?.rank ?? Infinity;
   }
 
-  private setFree(nodeId: string, count: number): void {
-    const prev = this.freeCount.get(nodeId);
-    if (prev !== undefined) this.byFree[prev]?.delete(nodeId);
-    this.freeCount.set(nodeId, count);
-    (this.byFree[count] ??= new Set()).add(nodeId);
+  /** Host memory held on a node by the offloaded state of its jobs. */
+  hostUsedOn(nodeId: string): number {
+    return this.records.get(nodeId)?.hostUsed ?? 0;
+  }
+
+  slotsOf(nodeId: string, devices: readonly number[]): Slot[] {
+    return pick(this.slots.get(nodeId) ?? [], devices);
+  }
+
+  private setFree(rec: NodeRecord, count: number): void {
+    // Re-added even to the same bucket: best fit takes the bucket's nodes in the order they changed.
+    if (rec.free >= 0) this.byFree[rec.free]?.delete(rec);
+    rec.free = count;
+    (this.byFree[count] ??= new Set()).add(rec);
   }
 
   /** Nodes with a device that can take one more job (fewer than maxJobsPerDevice on it). */
   readonly openNodes = new Set<string>();
+  private nextOpenSeq = 0;
+  /**
+   * By width, the open nodes with a whole group of that width whose devices all hold fewer than
+   * maxJobsPerDevice jobs, in `openNodes` order: a job looking for a group to join visits only
+   * these (at 10,000 queued jobs, two in three nodes it visited had no group of its width). Nodes
+   * changed since the last look are brought up to date when next asked (`dirty`).
+   */
+  private readonly joinable = new Map<number, OrderedNodes>();
+  private readonly dirty = new Set<NodeRecord>();
+
+  private refreshFree(rec: NodeRecord, groupsKept = false): void {
+    let free = 0;
+    let open = false;
+    for (const s of rec.slots) {
+      if (s.occupants.length === 0) free++;
+      if (s.occupants.length < this.policy.maxJobsPerDevice) open = true;
+    }
+    this.setFree(rec, free);
+    if (open && !this.openNodes.has(rec.id)) {
+      this.openNodes.add(rec.id);
+      rec.openSeq = this.nextOpenSeq++;
+    } else if (!open) this.openNodes.delete(rec.id);
+    if (!groupsKept) rec.groups = null;
+    this.dirty.add(rec);
+  }
+
+  /**
+   * The nodes that may hold a whole group of `width` devices a job can join, in `openNodes` order
+   * (a superset: load, memory and held devices are joinGroup's to check).
+   */
+  joinableNodes(width: number): readonly string[] {
+    if (this.dirty.size > 0) {
+      for (const rec of this.dirty) this.reindex(rec);
+      this.dirty.clear();
+    }
+    return this.joinable.get(width)?.nodes ?? [];
+  }
+
+  private reindex(rec: NodeRecord): void {
+    const before = rec.listed;
+    const seq = this.openNodes.has(rec.id) ? rec.openSeq : -1;
+    const widths: number[] = [];
+    if (seq >= 0)
+      for (const g of this.groupsOf(rec).groups) {
+        if (widths.includes(g.length)) continue;
+        let room = true;
+        for (const s of g) if (s.occupants.length >= this.policy.maxJobsPerDevice) room = false;
+        if (room) widths.push(g.length);
+      }
+    // Most changes (a job joining a group that keeps room) leave the node where it was.
+    const moved = before !== null && before.seq !== seq;
+    for (const w of before?.widths ?? []) if (!widths.includes(w)) this.joinable.get(w)!.delete(rec.id);
+    for (const w of widths) {
+      if (!moved && before?.widths.includes(w)) continue;
+      let list = this.joinable.get(w);
+      if (!list) this.joinable.set(w, (list = new OrderedNodes()));
+      list.insert(rec.id, seq);
+    }
+    rec.listed = { seq, widths };
+  }
 
   /**
    * Each node's whole time-share groups (devices whose jobs hold exactly those devices of the node),
    * in device order, and their widths: kept with the occupants, so a job looking for a group to
    * join passes over a node without one of its width at the cost of a lookup.
    */
-  private readonly wholeGroups = new Map<string, { groups: Slot[][]; widths: Set<number> }>();
-
-  private refreshFree(nodeId: string, groupsKept = false): void {
-    const slots = this.slots.get(nodeId) ?? [];
-    let free = 0;
-    let open = false;
-    for (const s of slots) {
-      if (s.occupants.length === 0) free++;
-      if (s.occupants.length < this.policy.maxJobsPerDevice) open = true;
-    }
-    this.setFree(nodeId, free);
-    if (open) this.openNodes.add(nodeId);
-    else this.openNodes.delete(nodeId);
-    if (!groupsKept) this.wholeGroups.delete(nodeId);
-  }
-
-  /** Worked out when first asked for after a change (most changes are followed by more). */
-  private groupsOf(nodeId: string): { groups: Slot[][]; widths: Set<number> } {
-    let found = this.wholeGroups.get(nodeId);
-    if (!found) this.wholeGroups.set(nodeId, (found = this.findGroups(this.slots.get(nodeId) ?? [])));
-    return found;
+  private groupsOf(rec: NodeRecord): { groups: Slot[][]; widths: Set<number> } {
+    return (rec.groups ??= this.findGroups(rec.slots));
   }
 
   private findGroups(slots: readonly Slot[]): { groups: Slot[][]; widths: Set<number> } {
@@ -209,10 +291,32 @@ export class PoolModel {
     joiner: string | null = null,
     isProtected: ((tenantId: string) => boolean) | null = null,
   ): { devices: number[]; shared: number; cost: number } | null {
-    const { groups, widths } = this.groupsOf(nodeId);
-    if (!widths.has(count)) return null;
-    const slots = this.slots.get(nodeId)!;
-    if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > slots[0]!.node.hostMemoryBytes) return null;
+    const cost = this.joinCost(nodeId, plan, count, joiner, isProtected);
+    const group = this.joined;
+    if (group === null) return null;
+    return { devices: group.map((s) => s.index), shared: count, cost };
+  }
+
+  /** The group `joinCost` chose last (null: none). */
+  private joined: Slot[] | null = null;
+
+  /**
+   * `joinGroup`'s cost alone (Infinity: no group), without building its answer: a round asks this
+   * of several nodes for each of thousands of jobs and keeps one.
+   */
+  joinCost(
+    nodeId: string,
+    plan: JobPlan,
+    count: number,
+    joiner: string | null = null,
+    isProtected: ((tenantId: string) => boolean) | null = null,
+  ): number {
+    this.joined = null;
+    const rec = this.records.get(nodeId);
+    if (!rec) return Infinity;
+    const { groups, widths } = this.groupsOf(rec);
+    if (!widths.has(count)) return Infinity;
+    if (rec.hostUsed + plan.hostBytes > rec.hostMemoryBytes) return Infinity;
     let best: Slot[] | null = null;
     let bestLoad = Infinity;
     // Loops, not callbacks: a round asks this of every open node for thousands of jobs.
@@ -227,13 +331,17 @@ export class PoolModel {
       let load = 0;
       // Summed as fitOnNode sums it, so the same group wins.
       for (const s of g) load += s.busy + s.switching + plan.busyFraction + switchFraction(plan);
-      if (load < bestLoad) [best, bestLoad] = [g, load];
+      if (load < bestLoad) {
+        best = g;
+        bestLoad = load;
+      }
     }
-    if (!best) return null;
+    if (!best) return Infinity;
     let free = 0;
-    for (const s of slots)
+    for (const s of rec.slots)
       if (s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes) free++;
-    return { devices: best.map((s) => s.index), shared: count, cost: count * 1000 + bestLoad + free / 1000 };
+    this.joined = best;
+    return count * 1000 + bestLoad + free / 1000;
   }
 
   /** Set by joinGroup when it passed over a group it could join but for `isProtected`. */
@@ -254,10 +362,12 @@ export class PoolModel {
   }
 
   add(nodeId: string, devices: readonly number[], o: Occupant): void {
-    const added = this.slotsOf(nodeId, devices);
+    const rec = this.records.get(nodeId);
+    if (!rec) return;
+    const added = pick(rec.slots, devices);
     // A job joining a whole group takes all of it: the node's groups stay as they were.
     let joinsWhole = false;
-    const groups = this.wholeGroups.get(nodeId)?.groups;
+    const groups = rec.groups?.groups;
     if (groups && added.length > 0)
       for (const g of groups) {
         if (!g.includes(added[0]!)) continue;
@@ -270,8 +380,8 @@ export class PoolModel {
       s.busy += o.plan.busyFraction;
       s.switching += switchFraction(o.plan);
     }
-    this.hostUsed.set(nodeId, (this.hostUsed.get(nodeId) ?? 0) + o.plan.hostBytes);
-    this.refreshFree(nodeId, joinsWhole);
+    rec.hostUsed += o.plan.hostBytes;
+    this.refreshFree(rec, joinsWhole);
   }
 
   /**
@@ -280,21 +390,22 @@ export class PoolModel {
    */
   exclusiveFit(plan: JobPlan, count: number): { nodeId: string; devices: number[] } | null {
     for (let k = count; k < this.byFree.length; k++) {
-      for (const nodeId of this.byFree[k] ?? []) {
-        const node = this.slots.get(nodeId)![0]!.node;
-        if ((this.hostUsed.get(nodeId) ?? 0) + plan.hostBytes > node.hostMemoryBytes) continue;
-        const free = this.slots
-          .get(nodeId)!
-          .filter((s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes);
-        if (free.length >= count) return { nodeId, devices: free.slice(0, count).map((s) => s.index) };
+      for (const rec of this.byFree[k] ?? []) {
+        if (rec.hostUsed + plan.hostBytes > rec.hostMemoryBytes) continue;
+        const devices: number[] = [];
+        for (const s of rec.slots)
+          if (s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes) devices.push(s.index);
+        if (devices.length >= count) return { nodeId: rec.id, devices: devices.slice(0, count) };
       }
     }
     return null;
   }
 
   remove(nodeId: string, jobId: string): void {
+    const rec = this.records.get(nodeId);
+    if (!rec) return;
     let host = 0;
-    for (const s of this.slots.get(nodeId) ?? []) {
+    for (const s of rec.slots) {
       const i = s.occupants.findIndex((o) => o.jobId === jobId);
       if (i >= 0) {
         const p = s.occupants[i]!.plan;
@@ -304,8 +415,8 @@ export class PoolModel {
         s.switching -= switchFraction(p);
       }
     }
-    this.hostUsed.set(nodeId, Math.max(0, (this.hostUsed.get(nodeId) ?? 0) - host));
-    this.refreshFree(nodeId);
+    rec.hostUsed = Math.max(0, rec.hostUsed - host);
+    this.refreshFree(rec);
   }
 
   /** Whether `plan` may join the jobs on this device (memory, jobs per device, load, switches). */
@@ -337,7 +448,7 @@ export class PoolModel {
     const slots = this.slots.get(nodeId) ?? [];
     if (slots.length < count) return null;
     const node = slots[0]!.node;
-    let host = this.hostUsed.get(nodeId) ?? 0;
+    let host = this.hostUsedOn(nodeId);
     if (exclude) {
       const seen = new Set<string>();
       for (const s of slots)

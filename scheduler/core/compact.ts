@@ -15,7 +15,7 @@
  * without it a wide job on the Philly replay waited 2.5 h at none of its entitlement, part of that
  * time as the only job queued (docs/simulator.md, finding 6).
  */
-import type { PoolModel } from './cluster.js';
+import type { PoolModel, Slot } from './cluster.js';
 import type { JobPlan, NodeDevices, Policy, QueuedJob, RunningJob } from './types.js';
 
 export interface CompactionMove {
@@ -117,12 +117,19 @@ function placeElsewhere(
     const count = r.devices.length;
     let to: NodeDevices | null = bestFreeDevices(model, r.plan, count, { skip: from });
     if (!to && intoGroups) {
+      // The cheapest group on any node, the first node in pool order on a tie.
       let cost = Infinity;
-      for (const nodeId of model.slots.keys()) {
+      let cheapest = '';
+      for (const nodeId of model.joinableNodes(count)) {
         if (nodeId === from) continue;
-        const g = model.joinGroup(nodeId, r.plan, count);
-        if (g && g.cost < cost) [to, cost] = [{ nodeId, devices: g.devices }, g.cost];
+        const c = model.joinCost(nodeId, r.plan, count);
+        if (c < cost || (c === cost && c < Infinity && model.rank(nodeId) < model.rank(cheapest))) {
+          cost = c;
+          cheapest = nodeId;
+        }
       }
+      const g = cheapest ? model.joinGroup(cheapest, r.plan, count) : null;
+      if (g) to = { nodeId: cheapest, devices: g.devices };
     }
     if (!to) {
       for (const m of moves) model.remove(m.to.nodeId, m.jobId);
@@ -146,18 +153,25 @@ export function bestFreeDevices(
   count: number,
   opts: { skip?: string; alreadyOn?: string; keepWholeNodes?: boolean } = {},
 ): NodeDevices | null {
-  let best: (NodeDevices & { free: number }) | null = null;
+  let best: { nodeId: string; slots: Slot[]; free: number } | null = null;
   for (const [nodeId, slots] of model.slots) {
     if (nodeId === opts.skip) continue;
     const node = slots[0]?.node;
     const host = nodeId === opts.alreadyOn ? 0 : plan.hostBytes;
-    if (!node || (model.hostUsed.get(nodeId) ?? 0) + host > node.hostMemoryBytes) continue;
-    const free = slots.filter(
-      (s) => s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes,
-    );
-    if (opts.keepWholeNodes && free.length === slots.length && count < slots.length) continue;
-    if (free.length < count || (best && free.length >= best.free)) continue;
-    best = { nodeId, devices: free.slice(0, count).map((s) => s.index), free: free.length };
+    if (!node || model.hostUsedOn(nodeId) + host > node.hostMemoryBytes) continue;
+    let free = 0;
+    for (const s of slots)
+      if (s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes) free++;
+    if (opts.keepWholeNodes && free === slots.length && count < slots.length) continue;
+    if (free < count || (best && free >= best.free)) continue;
+    best = { nodeId, slots, free };
+    // Nothing beats a node with exactly the devices wanted.
+    if (free === count) break;
   }
-  return best && { nodeId: best.nodeId, devices: best.devices };
+  if (!best) return null;
+  const devices: number[] = [];
+  for (const s of best.slots)
+    if (devices.length < count && s.occupants.length === 0 && !s.held && s.memoryBytes >= plan.deviceBytes)
+      devices.push(s.index);
+  return { nodeId: best.nodeId, devices };
 }

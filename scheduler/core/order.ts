@@ -26,22 +26,51 @@ export const isAged = (j: QueuedJob, policy: Policy, now: number) =>
 export const isPromoted = (j: QueuedJob, fair: FairShare, policy: Policy, now: number) =>
   isAged(j, policy, now) && (!policy.fairShare || !fair.borrowing(j.tenantId));
 
-function byQueueOrder(policy: Policy, now: number, first: ReadonlySet<string>) {
-  return (a: QueuedJob, b: QueuedJob) => {
-    if (first.has(a.id) !== first.has(b.id)) return first.has(a.id) ? -1 : 1;
-    const aa = isAged(a, policy, now);
-    const ba = isAged(b, policy, now);
-    if (aa !== ba) return aa ? -1 : 1;
-    if (!aa && a.priority !== b.priority) return b.priority - a.priority;
-    return a.queuedAt - b.queuedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  };
+/** A job's queue-order flags, worked out once: a sort compares each job many times. */
+interface Ranked {
+  job: QueuedJob;
+  first: boolean;
+  aged: boolean;
 }
 
-type Key = [number, number, number, number, string];
-const less = (a: Key, b: Key) => {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
-  return false;
-};
+function byQueueOrder(a: Ranked, b: Ranked): number {
+  if (a.first !== b.first) return a.first ? -1 : 1;
+  if (a.aged !== b.aged) return a.aged ? -1 : 1;
+  const x = a.job;
+  const y = b.job;
+  if (!a.aged && x.priority !== y.priority) return y.priority - x.priority;
+  return x.queuedAt - y.queuedAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+}
+
+function sorted(jobs: readonly QueuedJob[], policy: Policy, now: number, first: ReadonlySet<string>) {
+  return jobs
+    .map((job) => ({ job, first: first.has(job.id), aged: isAged(job, policy, now) }))
+    .sort(byQueueOrder)
+    .map((r) => r.job);
+}
+
+/**
+ * A tenant's place in the tournament, from its head job: class (−1 devices freed for it, 0 promoted
+ * by age, 1 by share), then its share after admission (for classes −1 and 0, its arrival), priority
+ * (negated), arrival and id. Updated in place as the head changes.
+ */
+interface Key {
+  cls: number;
+  share: number;
+  priority: number;
+  queuedAt: number;
+  id: string;
+}
+const less = (a: Key, b: Key) =>
+  a.cls !== b.cls
+    ? a.cls < b.cls
+    : a.share !== b.share
+      ? a.share < b.share
+      : a.priority !== b.priority
+        ? a.priority < b.priority
+        : a.queuedAt !== b.queuedAt
+          ? a.queuedAt < b.queuedAt
+          : a.id < b.id;
 
 /**
  * Yields the pool's jobs in order; the caller decides each before asking for the next (a decision
@@ -55,9 +84,8 @@ export function* admissionOrder(
   now: number,
   first: ReadonlySet<string> = new Set(),
 ): Generator<QueuedJob> {
-  const cmp = byQueueOrder(policy, now, first);
   if (!policy.fairShare) {
-    yield* [...jobs].sort(cmp);
+    yield* sorted(jobs, policy, now, first);
     return;
   }
   const queues = new Map<string, QueuedJob[]>();
@@ -67,23 +95,34 @@ export function* admissionOrder(
     q.push(j);
   }
   const heads = new Map<string, number>();
-  for (const q of queues.values()) q.sort(cmp);
-  const key = (tenantId: string): Key => {
+  for (const [t, q] of queues) queues.set(t, sorted(q, policy, now, first));
+  const key = (tenantId: string, k: Key): Key => {
     const j = queues.get(tenantId)![heads.get(tenantId) ?? 0]!;
+    k.id = j.id;
+    if (first.has(j.id) || isPromoted(j, fair, policy, now)) {
+      k.cls = first.has(j.id) ? -1 : 0;
+      k.share = j.queuedAt;
+      k.priority = 0;
+      k.queuedAt = 0;
+      return k;
+    }
     const p = plans.get(j.id)!;
-    if (first.has(j.id)) return [-1, j.queuedAt, 0, 0, j.id];
-    if (isPromoted(j, fair, policy, now)) return [0, j.queuedAt, 0, 0, j.id];
-    const share =
+    k.cls = 1;
+    k.share =
       fair.share(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) +
       policy.usageHistoryWeight * fair.history(tenantId);
-    return [1, share, -j.priority, j.queuedAt, j.id];
+    k.priority = -j.priority;
+    k.queuedAt = j.queuedAt;
+    return k;
   };
   const heap: { t: string; k: Key }[] = [];
   const up = (i: number) => {
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (!less(heap[i]!.k, heap[p]!.k)) break;
-      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      const t = heap[i]!;
+      heap[i] = heap[p]!;
+      heap[p] = t;
       i = p;
     }
   };
@@ -95,12 +134,14 @@ export function* admissionOrder(
       if (l < heap.length && less(heap[l]!.k, heap[m]!.k)) m = l;
       if (r < heap.length && less(heap[r]!.k, heap[m]!.k)) m = r;
       if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      const t = heap[i]!;
+      heap[i] = heap[m]!;
+      heap[m] = t;
       i = m;
     }
   };
   for (const t of queues.keys()) {
-    heap.push({ t, k: key(t) });
+    heap.push({ t, k: key(t, { cls: 0, share: 0, priority: 0, queuedAt: 0, id: '' }) });
     up(heap.length - 1);
   }
   while (heap.length > 0) {
@@ -110,7 +151,7 @@ export function* admissionOrder(
     yield q[i]!;
     if (i + 1 < q.length) {
       heads.set(top.t, i + 1);
-      top.k = key(top.t);
+      key(top.t, top.k);
       down(0);
     } else {
       const last = heap.pop()!;

@@ -521,22 +521,28 @@ function findPlacement(
   const exclusive = model.exclusiveFit(plan, plan.devicesMin);
   if (exclusive) return { fit: { ...exclusive, shared: 0 }, skippedProtected: false };
   if (!policy.timeSharing) return { fit: null, skippedProtected: false };
-  let best: { nodeId: string; devices: number[]; shared: number; cost: number } | null = null;
+  let bestCost = Infinity;
+  let bestNode = '';
   // The cheapest of the first few groups that fit: scanning every node for the very cheapest
   // costs O(nodes) per job, and groups within the load bounds differ little.
   let found = 0;
   let passed = 0;
   let skippedProtected = false;
-  for (const nodeId of model.openNodes) {
+  for (const nodeId of model.joinableNodes(plan.devicesMin)) {
     // No node has the free devices (exclusiveFit), so only a whole group can take the job.
     model.skippedProtected = false;
-    const f = model.joinGroup(nodeId, plan, plan.devicesMin, joiner, isProtected);
+    const cost = model.joinCost(nodeId, plan, plan.devicesMin, joiner, isProtected);
     if (model.skippedProtected) skippedProtected = true;
-    if (f && (!best || f.cost < best.cost)) best = { nodeId, ...f };
-    if (f && ++found >= SHARED_CANDIDATES) break;
+    const fits = cost < Infinity;
+    if (fits && cost < bestCost) {
+      bestCost = cost;
+      bestNode = nodeId;
+    }
+    if (fits && ++found >= SHARED_CANDIDATES) break;
     if (model.skippedProtected && ++passed >= PROTECTED_PASSES) break;
   }
-  return { fit: best, skippedProtected };
+  const best = bestNode ? model.joinGroup(bestNode, plan, plan.devicesMin, joiner, isProtected) : null;
+  return { fit: best && { nodeId: bestNode, ...best }, skippedProtected };
 }
 
 /**

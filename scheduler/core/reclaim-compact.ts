@@ -147,7 +147,7 @@ function placeMoved(
       if (to && ++sinceTo > SCAN_AFTER_FIT) break;
       if (nodeId === from) continue;
       const node = slots[0]?.node;
-      if (!node || (model.hostUsed.get(nodeId) ?? 0) + r.plan.hostBytes > node.hostMemoryBytes) continue;
+      if (!node || model.hostUsedOn(nodeId) + r.plan.hostBytes > node.hostMemoryBytes) continue;
       const exclude = new Set<string>();
       for (const s of slots)
         for (const o of s.occupants) if (claimableBy(ctx, s, o.jobId)) exclude.add(o.jobId);

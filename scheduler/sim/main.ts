@@ -9,15 +9,17 @@
  *   --tick S            seconds between rounds while jobs wait (default 30)
  *   --seeds N           also run seeds seed … seed+N−1 of each workload and print the ratios'
  *                       mean and range (default 5; 1: the one seed only)
- *   --mtbf H            mean hours between failures of a node in the part \`failures\` (default 6)
+ *   --mtbf H            mean hours between failures of a node in the part `failures` (default 6)
  *   --with a,b          Timeshare's rules that are off by default, turned on for its rows:
  *                       protectOwnerDevices, spreadWhenIdle
  *   --without a,b       Timeshare's rules that are on by default, turned off: compactIntoGroups,
  *                       reclaimCompaction
+ *   --help              these flags
  * Exits 0 whatever the verdicts: they are findings, printed, not a build gate.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../core/policy.js';
 import type { Policy } from '../core/types.js';
 import { PRIOR_IDLE_FRACTION } from '../planner/plan-job.js';
@@ -33,6 +35,7 @@ import {
   saturationLine,
   table,
   tenantTable,
+  times,
   type PhysicsRow,
 } from './report.js';
 import { saturated } from './saturation.js';
@@ -42,7 +45,16 @@ import { PHILLY_PATH, phillyWorkload } from './workloads/philly.js';
 import { physicsWorkload } from './workloads/physics.js';
 import { syntheticWorkload } from './workloads/synthetic.js';
 
-const { values } = parseArgs({
+/** The flags, or a one-line complaint and exit 2 on one it does not know. */
+function parseFlags<const T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    console.error(`npm run sim: ${(e as Error).message} (--help lists the flags)`);
+    process.exit(2);
+  }
+}
+const { values } = parseFlags({
   options: {
     seed: { type: 'string', default: '1' },
     workload: { type: 'string' },
@@ -54,8 +66,16 @@ const { values } = parseArgs({
     with: { type: 'string', default: '' },
     without: { type: 'string', default: '' },
     mtbf: { type: 'string', default: '6' },
+    help: { type: 'boolean', default: false },
   },
 });
+if (values.help) {
+  // The flags are documented once, in this file's header.
+  const source = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  const header = source.slice(source.indexOf('/**') + 3, source.indexOf('*/'));
+  console.log(header.replace(/^ \* ?/gm, '').trim());
+  process.exit(0);
+}
 /** Rules a flag turns on or off: each as the policy fields it sets, on and off. */
 const OPTIONAL_RULES: Record<string, { on: Partial<Policy>; off: Partial<Policy> }> = {
   protectOwnerDevices: { on: { protectOwnerDevices: true }, off: { protectOwnerDevices: false } },
@@ -172,7 +192,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   out(`Headline on ${title}: ${v.pass ? 'PASS' : 'FAIL'}`);
   const gain = sTs / sTemporal;
   out(
-    `Stage planner (issue 12): Timeshare with the planner ${sTs.toFixed(2)} jobs/h while saturated against temporal-only ${sTemporal.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the arrival window ${(ts.windowJobsPerHour / temporal.windowJobsPerHour).toFixed(3)}×, over the makespan ${(ts.jobsPerHour / temporal.jobsPerHour).toFixed(3)}×); plans placed: ${ts.plans}; re-planning: ${ts.replans}. Without the planner Timeshare is ${(sTemporal / sFifo).toFixed(3)}× FIFO and ${(sTemporal / sKueue).toFixed(3)}× Kueue-like while saturated.`,
+    `Stage planner (issue 12): Timeshare with the planner ${sTs.toFixed(2)} jobs/h while saturated against temporal-only ${sTemporal.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the arrival window ${times(ts.windowJobsPerHour, temporal.windowJobsPerHour)}, over the makespan ${times(ts.jobsPerHour, temporal.jobsPerHour)}); plans placed: ${ts.plans}; re-planning: ${ts.replans}. Without the planner Timeshare is ${(sTemporal / sFifo).toFixed(3)}× FIFO and ${(sTemporal / sKueue).toFixed(3)}× Kueue-like while saturated.`,
   );
   out(predictionLine(ts));
   out(

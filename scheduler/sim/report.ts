@@ -10,6 +10,8 @@ const h = (s: number) => (Number.isFinite(s) ? (s / 3600).toFixed(2) : '–');
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 const rate = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
+/** `a ÷ b` as `1.234×`, or `–` where either is undefined (no job waiting at the last arrival). */
+export const times = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(3)}×` : '–');
 
 export function table(rows: Summary[]): string {
   const head =
@@ -144,14 +146,14 @@ export function headlineVerdicts(
   const lines = checks.map(([n, ok, d]) => `| ${n} | ${d} | ${verdict(ok)} |`);
   // Over the makespan the drain at the end counts too, where a few long jobs run on a pool that
   // empties: shown beside the verdicts, not one of them.
-  const whole = (b: Summary) => (ts.jobsPerHour / b.jobsPerHour).toFixed(3);
+  const whole = (b: Summary) => times(ts.jobsPerHour, b.jobsPerHour);
   // The arrival window holds stretches in which nobody waits, where every policy runs what arrived.
-  const window = (b: Summary) => (ts.windowJobsPerHour / b.windowJobsPerHour).toFixed(3);
+  const window = (b: Summary) => times(ts.windowJobsPerHour, b.windowJobsPerHour);
   lines.push(
-    `| for information: jobs/h over the arrival window (first arrival to last, stretches with no job waiting included), against FIFO / Kueue-like | ${window(fifo)}× / ${window(kueue)}× | – |`,
+    `| for information: jobs/h over the arrival window (first arrival to last, stretches with no job waiting included), against FIFO / Kueue-like | ${window(fifo)} / ${window(kueue)} | – |`,
   );
   lines.push(
-    `| for information: jobs/h over the makespan (drain included), against FIFO / Kueue-like | ${whole(fifo)}× / ${whole(kueue)}× | – |`,
+    `| for information: jobs/h over the makespan (drain included), against FIFO / Kueue-like | ${whole(fifo)} / ${whole(kueue)} | – |`,
   );
   return {
     text: ['| target | measured | verdict |', '|---|---|---|', ...lines].join('\n'),
