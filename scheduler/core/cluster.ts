@@ -75,6 +75,17 @@ export function pairAdmits(policy: Policy, host: JobPlan, plan: JobPlan): boolea
   return load <= policy.maxGroupLoad && (a + b) / Math.max(1, load) <= policy.maxSwitchFraction;
 }
 
+/** The list of `width` in `lists`, made when first wanted. */
+function ordered(
+  lists: Map<number, OrderedNodes>,
+  width: number,
+  tie?: (nodeId: string) => number,
+): OrderedNodes {
+  let list = lists.get(width);
+  if (!list) lists.set(width, (list = new OrderedNodes(tie)));
+  return list;
+}
+
 /** The slots of these devices, in the order asked. */
 function pick(all: readonly Slot[], devices: readonly number[]): Slot[] {
   const out: Slot[] = [];
@@ -113,8 +124,11 @@ interface NodeRecord {
   openSeq: number;
   /** Its whole groups, worked out when first asked for after a change. */
   groups: { groups: Slot[][]; widths: Set<number> } | null;
-  /** Where `joinable` lists it: the widths, and the open sequence they were listed with. */
-  listed: { seq: number; widths: number[] } | null;
+  /**
+   * Where `joinable` lists it: the widths, the open sequence they were listed with, and for each
+   * width the load (busy + switch shares summed over its devices) of its least-loaded group there.
+   */
+  listed: { seq: number; widths: number[]; loads: number[] } | null;
 }
 
 export class PoolModel {
@@ -168,6 +182,12 @@ export class PoolModel {
   /** A node's place in the pool's order (the order of `slots`), for ties broken as a scan would. */
   rank(nodeId: string): number {
     return this.records.get(nodeId)?.rank ?? Infinity;
+  }
+
+  /** The most devices without an occupant on any one node. */
+  mostFree(): number {
+    for (let k = this.byFree.length - 1; k > 0; k--) if ((this.byFree[k]?.size ?? 0) > 0) return k;
+    return 0;
   }
 
   /** Host memory held on a node by the offloaded state of its jobs. */
@@ -230,23 +250,84 @@ export class PoolModel {
     const before = rec.listed;
     const seq = this.openNodes.has(rec.id) ? rec.openSeq : -1;
     const widths: number[] = [];
+    const loads: number[] = [];
     if (seq >= 0)
       for (const g of this.groupsOf(rec).groups) {
-        if (widths.includes(g.length)) continue;
         let room = true;
-        for (const s of g) if (s.occupants.length >= this.policy.maxJobsPerDevice) room = false;
-        if (room) widths.push(g.length);
+        let load = 0;
+        for (const s of g) {
+          if (s.occupants.length >= this.policy.maxJobsPerDevice) room = false;
+          load += s.busy + s.switching;
+        }
+        if (!room) continue;
+        const k = widths.indexOf(g.length);
+        // To a billionth: loads that differ in their last bits (sums in another order) tie.
+        load = Math.round(load * 1e9) / 1e9;
+        if (k < 0) {
+          widths.push(g.length);
+          loads.push(load);
+        } else loads[k] = Math.min(loads[k]!, load);
       }
     // Most changes (a job joining a group that keeps room) leave the node where it was.
     const moved = before !== null && before.seq !== seq;
-    for (const w of before?.widths ?? []) if (!widths.includes(w)) this.joinable.get(w)!.delete(rec.id);
-    for (const w of widths) {
-      if (!moved && before?.widths.includes(w)) continue;
-      let list = this.joinable.get(w);
-      if (!list) this.joinable.set(w, (list = new OrderedNodes()));
-      list.insert(rec.id, seq);
+    for (const w of before?.widths ?? [])
+      if (!widths.includes(w)) {
+        this.joinable.get(w)!.delete(rec.id);
+        this.byLoad?.get(w)?.delete(rec.id);
+      }
+    widths.forEach((w, k) => {
+      if (this.byLoad) ordered(this.byLoad, w, this.byRank).insert(rec.id, loads[k]!);
+      if (!moved && before?.widths.includes(w)) return;
+      ordered(this.joinable, w).insert(rec.id, seq);
+    });
+    rec.listed = { seq, widths, loads };
+  }
+
+  /**
+   * By width, the nodes of `joinable` in the order of their least-loaded group's load: kept from
+   * the round's first search for the cheapest group on any node (compaction asks it for every job it
+   * moves; scanning every node for each cost as much as all the round's other group searches).
+   */
+  private byLoad: Map<number, OrderedNodes> | null = null;
+  private readonly byRank = (nodeId: string) => this.rank(nodeId);
+
+  /**
+   * `joinGroup`'s answer on the node where it costs least (the first in pool order on a tie), not
+   * on `skip`: nodes are visited by their least-loaded group, and the visit stops once no node left
+   * can cost less than the best found.
+   */
+  cheapestJoin(plan: JobPlan, count: number, skip: string): { nodeId: string; devices: number[] } | null {
+    this.joinableNodes(count);
+    if (!this.byLoad) {
+      this.byLoad = new Map();
+      for (const rec of this.records.values())
+        rec.listed?.widths.forEach((w, k) =>
+          ordered(this.byLoad!, w, this.byRank).insert(rec.id, rec.listed!.loads[k]!),
+        );
     }
-    rec.listed = { seq, widths };
+    const list = this.byLoad.get(count);
+    if (!list) return null;
+    // A node's cost is at least this above its least-loaded group's load (joinCost's sum, less the
+    // free-device term); the margin covers the load's rounding and the sums' different order.
+    const floor = count * 1000 + count * (plan.busyFraction + switchFraction(plan)) - 1e-8;
+    let cost = Infinity;
+    let cheapest = '';
+    // Once a node costs no more than its floor, the nodes after it with the same load come later in
+    // pool order and cannot cost less: it wins their ties.
+    let tight = Infinity;
+    const { nodes, keys } = list;
+    for (let i = 0; i < nodes.length && floor + keys[i]! <= cost && keys[i]! < tight; i++) {
+      const nodeId = nodes[i]!;
+      if (nodeId === skip) continue;
+      const c = this.joinCost(nodeId, plan, count);
+      if (c < cost || (c === cost && c < Infinity && this.rank(nodeId) < this.rank(cheapest))) {
+        cost = c;
+        cheapest = nodeId;
+        if (c <= floor + keys[i]! + 2e-8) tight = keys[i]!;
+      }
+    }
+    const g = cheapest ? this.joinGroup(cheapest, plan, count) : null;
+    return g && { nodeId: cheapest, devices: g.devices };
   }
 
   /**

@@ -116,21 +116,7 @@ function placeElsewhere(
   for (const r of [...jobs].sort((a, b) => b.devices.length - a.devices.length)) {
     const count = r.devices.length;
     let to: NodeDevices | null = bestFreeDevices(model, r.plan, count, { skip: from });
-    if (!to && intoGroups) {
-      // The cheapest group on any node, the first node in pool order on a tie.
-      let cost = Infinity;
-      let cheapest = '';
-      for (const nodeId of model.joinableNodes(count)) {
-        if (nodeId === from) continue;
-        const c = model.joinCost(nodeId, r.plan, count);
-        if (c < cost || (c === cost && c < Infinity && model.rank(nodeId) < model.rank(cheapest))) {
-          cost = c;
-          cheapest = nodeId;
-        }
-      }
-      const g = cheapest ? model.joinGroup(cheapest, r.plan, count) : null;
-      if (g) to = { nodeId: cheapest, devices: g.devices };
-    }
+    if (!to && intoGroups) to = model.cheapestJoin(r.plan, count, from);
     if (!to) {
       for (const m of moves) model.remove(m.to.nodeId, m.jobId);
       return null;
@@ -153,6 +139,8 @@ export function bestFreeDevices(
   count: number,
   opts: { skip?: string; alreadyOn?: string; keepWholeNodes?: boolean } = {},
 ): NodeDevices | null {
+  // A full pool (the usual case when a round compacts) has no node to look at.
+  if (model.mostFree() < count) return null;
   let best: { nodeId: string; slots: Slot[]; free: number } | null = null;
   for (const [nodeId, slots] of model.slots) {
     if (nodeId === opts.skip) continue;

@@ -1,12 +1,16 @@
 /**
- * Node ids kept in the order of a sequence number each carries, for a scan that must visit nodes in
- * the order they became open (the round's choice among the first groups found depends on it).
- * Inserts and deletes shift an array: a pool's nodes number in the thousands at most.
+ * Node ids kept in the order of a number each carries (its sequence number: when it became open;
+ * or a load), for a scan that must visit nodes in that order (the round's choice among the first
+ * groups found depends on it). Equal numbers are allowed. Inserts and deletes shift an array: a
+ * pool's nodes number in the thousands at most.
  */
 export class OrderedNodes {
   private readonly ids: string[] = [];
   private readonly seqs: number[] = [];
   private readonly seqOf = new Map<string, number>();
+
+  /** `tie`: the order of nodes with equal numbers (lowest first); without it, the latest first. */
+  constructor(private readonly tie?: (nodeId: string) => number) {}
 
   get size(): number {
     return this.ids.length;
@@ -17,9 +21,18 @@ export class OrderedNodes {
     return this.ids;
   }
 
+  /** Their sequence numbers, in the same order. */
+  get keys(): readonly number[] {
+    return this.seqs;
+  }
+
   insert(nodeId: string, seq: number): void {
     if (this.seqOf.has(nodeId)) this.delete(nodeId);
-    const at = this.lowerBound(seq);
+    let at = this.lowerBound(seq);
+    if (this.tie) {
+      const mine = this.tie(nodeId);
+      while (at < this.ids.length && this.seqs[at] === seq && this.tie(this.ids[at]!) < mine) at++;
+    }
     this.ids.splice(at, 0, nodeId);
     this.seqs.splice(at, 0, seq);
     this.seqOf.set(nodeId, seq);

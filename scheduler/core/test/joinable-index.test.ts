@@ -1,7 +1,8 @@
 // The round visits only the nodes `joinableNodes` lists when a job looks for a time-share group to
 // join; its choice among the first groups found depends on the order of the visit. On random pools
 // changed by random adds and removes, every node where `joinGroup` finds a group is listed, and the
-// listed nodes come in the order a scan of every open node would reach them.
+// listed nodes come in the order a scan of every open node would reach them. The cheapest group on
+// any node (what compaction moves a job to) is the one a scan of every node finds.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PoolModel } from '../cluster.js';
@@ -47,6 +48,57 @@ describe('joinableNodes', () => {
   });
 });
 
+describe('cheapestJoin', () => {
+  it('finds the group a scan of every node finds: least cost, first in pool order on a tie', () => {
+    const { rand, pick } = seeded(5);
+    let compared = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const policy = { ...defaultPolicy, maxJobsPerDevice: 2 + pick(2) };
+      const nodes = Array.from({ length: 8 }, (_, i) => node(`n${i}`, 8));
+      const model = new PoolModel('default', nodes, policy);
+      const ids: [string, string][] = [];
+      // Jobs of a few shapes, so equal loads (ties) are common, as on a real pool, and sums in another
+      // order differ in their last bits (0.1 + 0.2 + 0.3 is not 0.3 + 0.2 + 0.1).
+      const shapes = [0.1, 0.2, 0.3].map((busy) => plan({ busyFraction: busy }));
+      for (let op = 0; op < 120; op++) {
+        const width = 1 + pick(2);
+        const wanted = plan({
+          devicesMin: width,
+          devicesMax: width,
+          busyFraction: shapes[pick(3)]!.busyFraction,
+        });
+        const skip = `n${pick(8)}`;
+        let cost = Infinity;
+        let cheapest = '';
+        for (const n of model.openNodes) {
+          const g = n === skip ? null : model.joinGroup(n, wanted, width);
+          if (g && (g.cost < cost || (g.cost === cost && model.rank(n) < model.rank(cheapest))))
+            [cost, cheapest] = [g.cost, n];
+        }
+        const found = model.cheapestJoin(wanted, width, skip);
+        assert.equal(found?.nodeId ?? '', cheapest, `trial ${trial}, op ${op}`);
+        if (found) compared++;
+        if (ids.length > 0 && rand() < 0.2) {
+          const [nodeId, id] = ids.splice(pick(ids.length), 1)[0]!;
+          model.remove(nodeId, id);
+          continue;
+        }
+        const nodeId = `n${pick(8)}`;
+        const p = { ...shapes[pick(3)]!, devicesMin: width, devicesMax: width };
+        const joined = rand() < 0.6 ? model.joinGroup(nodeId, p, width) : null;
+        const start = pick(8 - width + 1);
+        const devices = joined?.devices ?? Array.from({ length: width }, (_, k) => start + k);
+        if (model.slotsOf(nodeId, devices).some((s) => s.occupants.length >= policy.maxJobsPerDevice))
+          continue;
+        const id = `j${trial}-${op}`;
+        model.add(nodeId, devices, { jobId: id, tenantId: 't', plan: p });
+        ids.push([nodeId, id]);
+      }
+    }
+    assert.ok(compared > 1000, `groups found often enough to compare (${compared})`);
+  });
+});
+
 describe('OrderedNodes', () => {
   it('keeps nodes in sequence order through inserts, re-inserts and deletes', () => {
     const list = new OrderedNodes();
@@ -59,5 +111,16 @@ describe('OrderedNodes', () => {
     list.insert('d', 2);
     assert.deepEqual(list.nodes, ['d', 'c', 'a']);
     assert.equal(list.size, 3);
+  });
+
+  it('orders equal numbers by the tie-break given', () => {
+    const rank: Record<string, number> = { a: 0, b: 1, c: 2 };
+    const list = new OrderedNodes((id) => rank[id]!);
+    list.insert('c', 1);
+    list.insert('a', 1);
+    list.insert('b', 1);
+    list.insert('a', 0.5);
+    assert.deepEqual(list.nodes, ['a', 'b', 'c']);
+    assert.deepEqual(list.keys, [0.5, 1, 1]);
   });
 });
