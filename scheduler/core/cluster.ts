@@ -76,13 +76,9 @@ export function pairAdmits(policy: Policy, host: JobPlan, plan: JobPlan): boolea
 }
 
 /** The list of `width` in `lists`, made when first wanted. */
-function ordered(
-  lists: Map<number, OrderedNodes>,
-  width: number,
-  tie?: (nodeId: string) => number,
-): OrderedNodes {
+function ordered(lists: Map<number, OrderedNodes>, width: number): OrderedNodes {
   let list = lists.get(width);
-  if (!list) lists.set(width, (list = new OrderedNodes(tie)));
+  if (!list) lists.set(width, (list = new OrderedNodes()));
   return list;
 }
 
@@ -270,16 +266,12 @@ export class PoolModel {
       }
     // Most changes (a job joining a group that keeps room) leave the node where it was.
     const moved = before !== null && before.seq !== seq;
-    for (const w of before?.widths ?? [])
-      if (!widths.includes(w)) {
-        this.joinable.get(w)!.delete(rec.id);
-        this.byLoad?.get(w)?.delete(rec.id);
-      }
-    widths.forEach((w, k) => {
-      if (this.byLoad) ordered(this.byLoad, w, this.byRank).insert(rec.id, loads[k]!);
-      if (!moved && before?.widths.includes(w)) return;
+    for (const w of before?.widths ?? []) if (!widths.includes(w)) this.joinable.get(w)!.delete(rec.id);
+    for (const w of widths) {
+      if (!moved && before?.widths.includes(w)) continue;
       ordered(this.joinable, w).insert(rec.id, seq);
-    });
+    }
+    if (this.byLoad) this.loadDirty.add(rec);
     rec.listed = { seq, widths, loads };
   }
 
@@ -289,7 +281,18 @@ export class PoolModel {
    * moves; scanning every node for each cost as much as all the round's other group searches).
    */
   private byLoad: Map<number, OrderedNodes> | null = null;
-  private readonly byRank = (nodeId: string) => this.rank(nodeId);
+  /** Nodes whose place in `byLoad` is out of date: brought up to date when next asked. */
+  private readonly loadDirty = new Set<NodeRecord>();
+  /** The widths and loads under which `byLoad` holds each node. */
+  private readonly loadListed = new Map<NodeRecord, { widths: number[]; loads: number[] }>();
+
+  private relist(rec: NodeRecord): void {
+    const before = this.loadListed.get(rec);
+    const now: { widths: number[]; loads: number[] } = rec.listed ?? { widths: [], loads: [] };
+    for (const w of before?.widths ?? []) if (!now.widths.includes(w)) this.byLoad!.get(w)!.delete(rec.id);
+    now.widths.forEach((w, k) => ordered(this.byLoad!, w).insert(rec.id, now.loads[k]!, rec.rank));
+    this.loadListed.set(rec, now);
+  }
 
   /**
    * `joinGroup`'s answer on the node where it costs least (the first in pool order on a tie), not
@@ -300,11 +303,11 @@ export class PoolModel {
     this.joinableNodes(count);
     if (!this.byLoad) {
       this.byLoad = new Map();
-      for (const rec of this.records.values())
-        rec.listed?.widths.forEach((w, k) =>
-          ordered(this.byLoad!, w, this.byRank).insert(rec.id, rec.listed!.loads[k]!),
-        );
+      for (const rec of this.records.values()) this.relist(rec);
+    } else {
+      for (const rec of this.loadDirty) this.relist(rec);
     }
+    this.loadDirty.clear();
     const list = this.byLoad.get(count);
     if (!list) return null;
     // A node's cost is at least this above its least-loaded group's load (joinCost's sum, less the

@@ -1,59 +1,58 @@
 /**
  * Node ids kept in the order of a number each carries (its sequence number: when it became open;
- * or a load), for a scan that must visit nodes in that order (the round's choice among the first
- * groups found depends on it). Equal numbers are allowed. Inserts and deletes shift an array: a
- * pool's nodes number in the thousands at most.
+ * or a load), then of a tie-break number (its place in the pool), for a scan that must visit nodes
+ * in that order (the round's choice among the first groups found depends on it). Inserts and
+ * deletes shift arrays: a pool's nodes number in the thousands at most.
  */
 export class OrderedNodes {
   private readonly ids: string[] = [];
   private readonly seqs: number[] = [];
-  private readonly seqOf = new Map<string, number>();
-
-  /** `tie`: the order of nodes with equal numbers (lowest first); without it, the latest first. */
-  constructor(private readonly tie?: (nodeId: string) => number) {}
+  private readonly ties: number[] = [];
+  private readonly at = new Map<string, [number, number]>();
 
   get size(): number {
     return this.ids.length;
   }
 
-  /** In ascending sequence order; read it before the next change. */
+  /** In ascending order; read it before the next change. */
   get nodes(): readonly string[] {
     return this.ids;
   }
 
-  /** Their sequence numbers, in the same order. */
+  /** Their numbers, in the same order. */
   get keys(): readonly number[] {
     return this.seqs;
   }
 
-  insert(nodeId: string, seq: number): void {
-    if (this.seqOf.has(nodeId)) this.delete(nodeId);
-    let at = this.lowerBound(seq);
-    if (this.tie) {
-      const mine = this.tie(nodeId);
-      while (at < this.ids.length && this.seqs[at] === seq && this.tie(this.ids[at]!) < mine) at++;
-    }
-    this.ids.splice(at, 0, nodeId);
-    this.seqs.splice(at, 0, seq);
-    this.seqOf.set(nodeId, seq);
+  insert(nodeId: string, seq: number, tie = 0): void {
+    const was = this.at.get(nodeId);
+    if (was && was[0] === seq && was[1] === tie) return;
+    if (was) this.delete(nodeId);
+    const i = this.lowerBound(seq, tie);
+    this.ids.splice(i, 0, nodeId);
+    this.seqs.splice(i, 0, seq);
+    this.ties.splice(i, 0, tie);
+    this.at.set(nodeId, [seq, tie]);
   }
 
   delete(nodeId: string): void {
-    const seq = this.seqOf.get(nodeId);
-    if (seq === undefined) return;
-    this.seqOf.delete(nodeId);
-    let at = this.lowerBound(seq);
-    while (this.ids[at] !== nodeId) at++;
-    this.ids.splice(at, 1);
-    this.seqs.splice(at, 1);
+    const was = this.at.get(nodeId);
+    if (was === undefined) return;
+    this.at.delete(nodeId);
+    let i = this.lowerBound(was[0], was[1]);
+    while (this.ids[i] !== nodeId) i++;
+    this.ids.splice(i, 1);
+    this.seqs.splice(i, 1);
+    this.ties.splice(i, 1);
   }
 
-  private lowerBound(seq: number): number {
+  private lowerBound(seq: number, tie: number): number {
     let lo = 0;
     let hi = this.seqs.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.seqs[mid]! < seq) lo = mid + 1;
+      const s = this.seqs[mid]!;
+      if (s < seq || (s === seq && this.ties[mid]! < tie)) lo = mid + 1;
       else hi = mid;
     }
     return lo;

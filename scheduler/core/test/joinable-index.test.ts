@@ -114,12 +114,11 @@ describe('OrderedNodes', () => {
   });
 
   it('orders equal numbers by the tie-break given', () => {
-    const rank: Record<string, number> = { a: 0, b: 1, c: 2 };
-    const list = new OrderedNodes((id) => rank[id]!);
-    list.insert('c', 1);
-    list.insert('a', 1);
-    list.insert('b', 1);
-    list.insert('a', 0.5);
+    const list = new OrderedNodes();
+    list.insert('c', 1, 2);
+    list.insert('a', 1, 0);
+    list.insert('b', 1, 1);
+    list.insert('a', 0.5, 0);
     assert.deepEqual(list.nodes, ['a', 'b', 'c']);
     assert.deepEqual(list.keys, [0.5, 1, 1]);
   });
