@@ -22,9 +22,16 @@ export interface TenantPoolUsage {
   demand: number;
 }
 
+/** A tenant's usage with what the round asks of it most, found by one lookup. */
+interface TenantRecord extends TenantPoolUsage {
+  weight: number;
+  entitlement: number;
+  /** Its decayed past usage's part (`history`), NaN until first asked. */
+  history: number;
+}
+
 export class FairShare {
-  readonly usage = new Map<string, TenantPoolUsage>();
-  private entitlements = new Map<string, number>();
+  readonly usage = new Map<string, TenantRecord>();
 
   constructor(
     readonly pool: string,
@@ -33,34 +40,57 @@ export class FairShare {
   ) {}
 
   of(tenantId: string): TenantPoolUsage {
+    return this.record(tenantId);
+  }
+
+  private record(tenantId: string): TenantRecord {
     let u = this.usage.get(tenantId);
-    if (!u) this.usage.set(tenantId, (u = { devices: 0, memory: 0, demand: 0 }));
+    if (!u)
+      this.usage.set(
+        tenantId,
+        (u = {
+          devices: 0,
+          memory: 0,
+          demand: 0,
+          weight: Math.max(1e-6, this.tenants.get(tenantId)?.weight ?? 1),
+          entitlement: 0,
+          history: NaN,
+        }),
+      );
     return u;
   }
 
   weight(tenantId: string): number {
-    return Math.max(1e-6, this.tenants.get(tenantId)?.weight ?? 1);
+    return this.record(tenantId).weight;
   }
 
   /** Dominant share / weight, with `extra` devices and memory added (negative: removed). */
   share(tenantId: string, extraDevices = 0, extraMemory = 0): number {
-    const u = this.of(tenantId);
+    const u = this.record(tenantId);
+    return this.dominant(u, extraDevices, extraMemory) / u.weight;
+  }
+
+  /** Unweighted dominant fraction of the pool that these holdings make. */
+  private dominant(u: TenantPoolUsage, extraDevices: number, extraMemory: number): number {
     const d = this.capacity.devices > 0 ? (u.devices + extraDevices) / this.capacity.devices : 0;
     const m = this.capacity.memory > 0 ? (u.memory + extraMemory) / this.capacity.memory : 0;
-    return Math.max(0, d, m) / this.weight(tenantId);
+    return Math.max(0, d, m);
   }
 
   /** Decayed past usage as a fraction of all tenants' in this pool, over the weight. */
   private historyTotal: number | null = null;
 
   history(tenantId: string): number {
+    const u = this.record(tenantId);
+    if (!Number.isNaN(u.history)) return u.history;
     if (this.historyTotal === null) {
       this.historyTotal = 0;
       for (const t of this.tenants.values()) this.historyTotal += t.usage[this.pool]?.deviceSeconds ?? 0;
     }
     const total = this.historyTotal;
-    if (total <= 0) return 0;
-    return (this.tenants.get(tenantId)?.usage[this.pool]?.deviceSeconds ?? 0) / total / this.weight(tenantId);
+    u.history =
+      total <= 0 ? 0 : (this.tenants.get(tenantId)?.usage[this.pool]?.deviceSeconds ?? 0) / total / u.weight;
+    return u.history;
   }
 
   /** Computes entitlements from current usage plus demand (call once usage and demand are filled in). */
@@ -87,17 +117,19 @@ export class FairShare {
       }
       open = open.filter((id) => !satisfied.includes(id));
     }
-    this.entitlements = ent;
+    for (const [id, u] of this.usage) u.entitlement = ent.get(id) ?? 0;
   }
 
   /** Entitled fraction of the pool (0..1, not divided by weight). */
   entitlement(tenantId: string): number {
-    return this.entitlements.get(tenantId) ?? 0;
+    return this.usage.get(tenantId)?.entitlement ?? 0;
   }
 
   /** Unweighted dominant fraction of the pool held, with an optional change. */
   fraction(tenantId: string, extraDevices = 0, extraMemory = 0): number {
-    return this.share(tenantId, extraDevices, extraMemory) * this.weight(tenantId);
+    const u = this.record(tenantId);
+    // As share × weight, to the last bit: the rules compare it with entitlements.
+    return (this.dominant(u, extraDevices, extraMemory) / u.weight) * u.weight;
   }
 
   /**
