@@ -78,7 +78,7 @@ const less = (a: Key, b: Key) =>
  */
 export function* admissionOrder(
   jobs: readonly QueuedJob[],
-  plans: ReadonlyMap<string, JobPlan>,
+  plans: ReadonlyMap<QueuedJob, JobPlan>,
   fair: FairShare,
   policy: Policy,
   now: number,
@@ -106,7 +106,7 @@ export function* admissionOrder(
       k.queuedAt = 0;
       return k;
     }
-    const p = plans.get(j.id)!;
+    const p = plans.get(j)!;
     k.cls = 1;
     k.share =
       fair.share(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) +

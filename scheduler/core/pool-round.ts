@@ -97,7 +97,8 @@ export function schedulePool(
     u.devices += f.devices;
     u.memory += f.memory;
   }
-  const plans = new Map<string, JobPlan>();
+  // By the job itself: a lookup by its id string costs more, 10,000 times a round.
+  const plans = new Map<QueuedJob, JobPlan>();
   // The prior prices a device by its threads; the pool's least-threaded device is what a job may get.
   let leastThreads = Infinity;
   for (const n of input.nodes) for (const d of n.devices) leastThreads = Math.min(leastThreads, d.threads);
@@ -112,7 +113,7 @@ export function schedulePool(
       profile: j.profile,
       threadsPerDevice,
     });
-    plans.set(j.id, plan);
+    plans.set(j, plan);
     fair.of(j.tenantId).demand += plan.devicesMin;
   }
   fair.settle();
@@ -220,9 +221,9 @@ export function schedulePool(
   // Jobs that gave their devices back to change plan in place get them again before anyone else.
   const returned = new Set<string>();
   for (const job of input.queued) {
-    const back = job.returnTo && returnFit(job, plans.get(job.id)!, model, tenants, activeDevices);
+    const back = job.returnTo && returnFit(job, plans.get(job)!, model, tenants, activeDevices);
     if (!back) continue;
-    place(job, plans.get(job.id)!, back.nodeId, back.devices, back.shared);
+    place(job, plans.get(job)!, back.nodeId, back.devices, back.shared);
     returned.add(job.id);
   }
   const queued = returned.size ? input.queued.filter((j) => !returned.has(j.id)) : input.queued;
@@ -262,7 +263,7 @@ export function schedulePool(
     b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
 
   for (const job of admissionOrder(queued, plans, fair, policy, now, input.preemptors)) {
-    const plan = plans.get(job.id)!;
+    const plan = plans.get(job)!;
     const tenant = tenants.get(job.tenantId);
     const aged = isPromoted(job, fair, policy, now);
     const notBefore = crashBackoffUntil(job, policy);
