@@ -75,6 +75,12 @@ export function pairAdmits(policy: Policy, host: JobPlan, plan: JobPlan): boolea
   return load <= policy.maxGroupLoad && (a + b) / Math.max(1, load) <= policy.maxSwitchFraction;
 }
 
+function sameWidths(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) return false;
+  return true;
+}
+
 /** The list of `width` in `lists`, made when first wanted. */
 function ordered(lists: Map<number, OrderedNodes>, width: number): OrderedNodes {
   let list = lists.get(width);
@@ -266,12 +272,17 @@ export class PoolModel {
       }
     // Most changes (a job joining a group that keeps room) leave the node where it was.
     const moved = before !== null && before.seq !== seq;
+    if (this.byLoad) this.loadDirty.add(rec);
+    // The same widths (a job joined a group that keeps room): only the loads change, in place.
+    if (!moved && before !== null && sameWidths(before.widths, widths)) {
+      for (let k = 0; k < loads.length; k++) before.loads[k] = loads[k]!;
+      return;
+    }
     for (const w of before?.widths ?? []) if (!widths.includes(w)) this.joinable.get(w)!.delete(rec.id);
     for (const w of widths) {
       if (!moved && before?.widths.includes(w)) continue;
       ordered(this.joinable, w).insert(rec.id, seq);
     }
-    if (this.byLoad) this.loadDirty.add(rec);
     rec.listed = { seq, widths, loads };
   }
 

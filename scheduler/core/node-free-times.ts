@@ -60,10 +60,10 @@ export class NodeFreeTimes {
     let k = 0;
     for (let j = width; j < ts.length && ts[j]! < until; j++) ts[k++] = ts[j]!;
     for (let n = 0; n < width; n++) ts[k++] = until;
-    for (const [w, t] of this.trees) {
+    this.trees.forEach((t, w) => {
       let i = this.size + node;
       t[i] = this.keyOf(node, w);
       for (i >>= 1; i >= 1; i >>= 1) t[i] = Math.min(t[2 * i]!, t[2 * i + 1]!);
-    }
+    });
   }
 }

@@ -236,14 +236,14 @@ export function schedulePool(
   };
   // When a job noticed this round leaves its node (ms): at the end of its grace, as one noticed
   // before. By job and node: a moved job's end where it goes is still its run's.
-  const leavesAt = new Map<string, number>();
+  const leavesAt = new Map<string, { nodeId: string; at: number }>();
   const notice = (jobId: string) => {
     leaving.add(jobId);
     const r = running.get(jobId);
-    if (r) leavesAt.set(`${jobId}\n${r.nodeId}`, now + policy.preemptGraceSeconds * 1000);
+    if (r) leavesAt.set(jobId, { nodeId: r.nodeId, at: now + policy.preemptGraceSeconds * 1000 });
   };
   const endOn = (jobId: string, nodeId: string) =>
-    (leavesAt.size ? leavesAt.get(`${jobId}\n${nodeId}`) : undefined) ?? endOf.get(jobId);
+    (leavesAt.size ? atNode(leavesAt.get(jobId), nodeId) : undefined) ?? endOf.get(jobId);
   // Notices out this round: their jobs count as gone, and their devices as no longer their tenants'.
   const noticeVictims = (victims: readonly PreemptDecision[]) => {
     for (const v of victims) {
@@ -594,6 +594,11 @@ function joinHosts(
   for (const r of running) consider(r.id, r.nodeId, r.devices);
   for (const p of placed) consider(p.jobId, p.nodeId, p.devices);
   return hosts;
+}
+
+/** When a noticed job leaves this node, if the notice was for its run there. */
+function atNode(leaving: { nodeId: string; at: number } | undefined, nodeId: string): number | undefined {
+  return leaving?.nodeId === nodeId ? leaving.at : undefined;
 }
 
 /** Whether a job waits that devices would start (not one held back by its quota or a crash loop). */
