@@ -8,17 +8,49 @@ import { describe, it } from 'node:test';
 import { PoolModel } from '../cluster.js';
 import { OrderedNodes } from '../open-order.js';
 import { defaultPolicy } from '../policy.js';
+import type { JobPlan, Policy } from '../types.js';
 import { node, plan, seeded } from './builders.js';
+
+/**
+ * One random change to a pool of `nodes` nodes: a job in `jobs` leaves (`leave` of the time), or job
+ * `id` with plan `p` arrives on a random node, joining a group there as a round would half the time.
+ */
+function change(
+  model: PoolModel,
+  policy: Policy,
+  rng: ReturnType<typeof seeded>,
+  jobs: [string, string][],
+  nodes: number,
+  p: JobPlan,
+  id: string,
+  leave: number,
+): void {
+  const { rand, pick } = rng;
+  if (jobs.length > 0 && rand() < leave) {
+    const [nodeId, gone] = jobs.splice(pick(jobs.length), 1)[0]!;
+    model.remove(nodeId, gone);
+    return;
+  }
+  const width = p.devicesMin;
+  const nodeId = `n${pick(nodes)}`;
+  const joined = rand() < 0.5 ? model.joinGroup(nodeId, p, width) : null;
+  const start = pick(8 - width + 1);
+  const devices = joined?.devices ?? Array.from({ length: width }, (_, k) => start + k);
+  if (model.slotsOf(nodeId, devices).some((s) => s.occupants.length >= policy.maxJobsPerDevice)) return;
+  model.add(nodeId, devices, { jobId: id, tenantId: 't', plan: p });
+  jobs.push([nodeId, id]);
+}
 
 describe('joinableNodes', () => {
   it('lists every node with a group to join, in open-node order', () => {
-    const { rand, pick } = seeded(11);
+    const rng = seeded(11);
+    const { rand, pick } = rng;
     let found = 0;
     for (let trial = 0; trial < 60; trial++) {
       const policy = { ...defaultPolicy, maxJobsPerDevice: 2 + pick(2) };
       const nodes = Array.from({ length: 6 }, (_, i) => node(`n${i}`, 8));
       const model = new PoolModel('default', nodes, policy);
-      const jobs = new Map<string, string>();
+      const jobs: [string, string][] = [];
       for (let op = 0; op < 80; op++) {
         const width = 1 + pick(4);
         const joiner = plan({ devicesMin: width, devicesMax: width, busyFraction: 0.05 });
@@ -26,22 +58,8 @@ describe('joinableNodes', () => {
         const listed = model.joinableNodes(width).filter((n) => model.joinGroup(n, joiner, width));
         assert.deepEqual(listed, scan, `trial ${trial}, op ${op}`);
         found += scan.length;
-        if (jobs.size > 0 && rand() < 0.3) {
-          const id = [...jobs.keys()][pick(jobs.size)]!;
-          model.remove(jobs.get(id)!, id);
-          jobs.delete(id);
-          continue;
-        }
-        const nodeId = `n${pick(6)}`;
         const p = plan({ devicesMin: width, devicesMax: width, busyFraction: 0.1 + rand() * 0.3 });
-        const joined = rand() < 0.5 ? model.joinGroup(nodeId, p, width) : null;
-        const start = pick(8 - width + 1);
-        const devices = joined?.devices ?? Array.from({ length: width }, (_, k) => start + k);
-        if (model.slotsOf(nodeId, devices).some((s) => s.occupants.length >= policy.maxJobsPerDevice))
-          continue;
-        const id = `j${trial}-${op}`;
-        model.add(nodeId, devices, { jobId: id, tenantId: 't', plan: p });
-        jobs.set(id, nodeId);
+        change(model, policy, rng, jobs, 6, p, `j${trial}-${op}`, 0.3);
       }
     }
     assert.ok(found > 1000, `groups found often enough to compare (${found})`);
@@ -50,23 +68,20 @@ describe('joinableNodes', () => {
 
 describe('cheapestJoin', () => {
   it('finds the group a scan of every node finds: least cost, first in pool order on a tie', () => {
-    const { rand, pick } = seeded(5);
+    const rng = seeded(5);
+    const { pick } = rng;
     let compared = 0;
     for (let trial = 0; trial < 60; trial++) {
       const policy = { ...defaultPolicy, maxJobsPerDevice: 2 + pick(2) };
       const nodes = Array.from({ length: 8 }, (_, i) => node(`n${i}`, 8));
       const model = new PoolModel('default', nodes, policy);
-      const ids: [string, string][] = [];
+      const jobs: [string, string][] = [];
       // Jobs of a few shapes, so equal loads (ties) are common, as on a real pool, and sums in another
       // order differ in their last bits (0.1 + 0.2 + 0.3 is not 0.3 + 0.2 + 0.1).
-      const shapes = [0.1, 0.2, 0.3].map((busy) => plan({ busyFraction: busy }));
+      const shapes = [0.1, 0.2, 0.3];
       for (let op = 0; op < 120; op++) {
         const width = 1 + pick(2);
-        const wanted = plan({
-          devicesMin: width,
-          devicesMax: width,
-          busyFraction: shapes[pick(3)]!.busyFraction,
-        });
+        const wanted = plan({ devicesMin: width, devicesMax: width, busyFraction: shapes[pick(3)]! });
         const skip = `n${pick(8)}`;
         let cost = Infinity;
         let cheapest = '';
@@ -78,21 +93,8 @@ describe('cheapestJoin', () => {
         const found = model.cheapestJoin(wanted, width, skip);
         assert.equal(found?.nodeId ?? '', cheapest, `trial ${trial}, op ${op}`);
         if (found) compared++;
-        if (ids.length > 0 && rand() < 0.2) {
-          const [nodeId, id] = ids.splice(pick(ids.length), 1)[0]!;
-          model.remove(nodeId, id);
-          continue;
-        }
-        const nodeId = `n${pick(8)}`;
-        const p = { ...shapes[pick(3)]!, devicesMin: width, devicesMax: width };
-        const joined = rand() < 0.6 ? model.joinGroup(nodeId, p, width) : null;
-        const start = pick(8 - width + 1);
-        const devices = joined?.devices ?? Array.from({ length: width }, (_, k) => start + k);
-        if (model.slotsOf(nodeId, devices).some((s) => s.occupants.length >= policy.maxJobsPerDevice))
-          continue;
-        const id = `j${trial}-${op}`;
-        model.add(nodeId, devices, { jobId: id, tenantId: 't', plan: p });
-        ids.push([nodeId, id]);
+        const p = plan({ devicesMin: width, devicesMax: width, busyFraction: shapes[pick(3)]! });
+        change(model, policy, rng, jobs, 8, p, `j${trial}-${op}`, 0.2);
       }
     }
     assert.ok(compared > 1000, `groups found often enough to compare (${compared})`);
