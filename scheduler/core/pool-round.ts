@@ -537,10 +537,13 @@ function findPlacement(
   let found = 0;
   let passed = 0;
   let skippedProtected = false;
-  for (const nodeId of model.joinableNodes(plan.devicesMin)) {
-    // No node has the free devices (exclusiveFit), so only a whole group can take the job.
+  // No node has the free devices (exclusiveFit), so only a whole group can take the job: the nodes
+  // listed for its width, in order, past those whose groups are all too busy for it.
+  const width = plan.devicesMin;
+  for (let at = model.nextJoinable(width, 0, plan); at >= 0; at = model.nextJoinable(width, at + 1, plan)) {
+    const nodeId = model.joinableAt(width, at);
     model.skippedProtected = false;
-    const cost = model.joinCost(nodeId, plan, plan.devicesMin, joiner, isProtected);
+    const cost = model.joinCost(nodeId, plan, width, joiner, isProtected);
     if (model.skippedProtected) skippedProtected = true;
     const fits = cost < Infinity;
     if (fits && cost < bestCost) {

@@ -47,16 +47,35 @@ describe('joinableNodes', () => {
     const { rand, pick } = rng;
     let found = 0;
     for (let trial = 0; trial < 60; trial++) {
-      const policy = { ...defaultPolicy, maxJobsPerDevice: 2 + pick(2) };
+      // A group-load bound the jobs reach, so some groups are too busy for the one looking.
+      const policy = { ...defaultPolicy, maxJobsPerDevice: 2 + pick(2), maxGroupLoad: 0.8 + rand() * 0.8 };
       const nodes = Array.from({ length: 6 }, (_, i) => node(`n${i}`, 8));
       const model = new PoolModel('default', nodes, policy);
       const jobs: [string, string][] = [];
       for (let op = 0; op < 80; op++) {
         const width = 1 + pick(4);
-        const joiner = plan({ devicesMin: width, devicesMax: width, busyFraction: 0.05 });
+        // Light or heavy: a heavy one finds some groups too busy, which the visit passes over.
+        const joiner = plan({
+          devicesMin: width,
+          devicesMax: width,
+          busyFraction: rand() < 0.5 ? 0.05 : 0.5 + rand(),
+        });
         const scan = [...model.openNodes].filter((n) => model.joinGroup(n, joiner, width));
         const listed = model.joinableNodes(width).filter((n) => model.joinGroup(n, joiner, width));
         assert.deepEqual(listed, scan, `trial ${trial}, op ${op}`);
+        // What the round visits: the listed nodes whose groups are not all too busy for the job.
+        const visited: string[] = [];
+        for (
+          let at = model.nextJoinable(width, 0, joiner);
+          at >= 0;
+          at = model.nextJoinable(width, at + 1, joiner)
+        )
+          visited.push(model.joinableAt(width, at));
+        assert.deepEqual(
+          visited.filter((n) => model.joinGroup(n, joiner, width)),
+          scan,
+          `trial ${trial}, op ${op}`,
+        );
         found += scan.length;
         const p = plan({ devicesMin: width, devicesMax: width, busyFraction: 0.1 + rand() * 0.3 });
         change(model, policy, rng, jobs, 6, p, `j${trial}-${op}`, 0.3);
