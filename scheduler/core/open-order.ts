@@ -1,8 +1,8 @@
 /**
- * Node ids kept in the order of a number each carries (its sequence number: when it became open;
- * or a load), then of a tie-break number (its place in the pool), for a scan that must visit nodes
- * in that order (the round's choice among the first groups found depends on it). Inserts and
- * deletes shift arrays: a pool's nodes number in the thousands at most.
+ * Node ids kept in the order of a number each carries (a load), then of a tie-break number (its
+ * place in the pool), for a scan that must visit nodes in that order and stop early (compaction's
+ * search for the cheapest group, `PoolModel.cheapestJoin`). Inserts and deletes shift arrays: a
+ * pool's nodes number in the thousands at most.
  */
 export class OrderedNodes {
   private readonly ids: string[] = [];

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PoolModel } from '../cluster.js';
 import { OrderedNodes } from '../open-order.js';
+import { SeqTree } from '../seq-tree.js';
 import { defaultPolicy } from '../policy.js';
 import type { JobPlan, Policy } from '../types.js';
 import { node, plan, seeded } from './builders.js';
@@ -142,5 +143,26 @@ describe('OrderedNodes', () => {
     list.insert('a', 0.5, 0);
     assert.deepEqual(list.nodes, ['a', 'b', 'c']);
     assert.deepEqual(list.keys, [0.5, 1, 1]);
+  });
+});
+
+describe('SeqTree', () => {
+  it('finds the next node in sequence order whose load passes, past those that do not', () => {
+    const tree = new SeqTree();
+    // Grown past its first size as sequence numbers come.
+    const loads = [0.9, 1.5, 2.0, 0.4, 1.9, 0.7, 2.3, 0.1, 1.2];
+    loads.forEach((l, seq) => tree.set(seq * 3, `n${seq}`, l));
+    tree.clear(9); // n3 (0.4) leaves
+    const visit = (busy: number) => {
+      const out: string[] = [];
+      for (let at = tree.next(0, busy, 0, 2.4); at >= 0; at = tree.next(at + 1, busy, 0, 2.4))
+        out.push(tree.idAt(at));
+      return out;
+    };
+    assert.deepEqual(visit(1.0), ['n0', 'n5', 'n7', 'n8']);
+    assert.deepEqual(visit(0.45), ['n0', 'n1', 'n4', 'n5', 'n7', 'n8']);
+    assert.deepEqual(visit(3), []);
+    assert.equal(tree.length, 8);
+    assert.deepEqual(tree.all(), ['n0', 'n1', 'n2', 'n4', 'n5', 'n6', 'n7', 'n8']);
   });
 });
