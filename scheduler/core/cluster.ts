@@ -123,7 +123,8 @@ interface NodeRecord {
   hostUsed: number;
   /** Devices without an occupant (its bucket in `byFree`), −1 before the first count. */
   free: number;
-  /** When it last became open: the order `openNodes` iterates in. */
+  /** Whether it is in `openNodes`, and when it last became open: the order `openNodes` iterates in. */
+  open: boolean;
   openSeq: number;
   /** Its whole groups, worked out when first asked for after a change. */
   groups: { groups: Slot[][]; widths: Set<number> } | null;
@@ -133,6 +134,8 @@ interface NodeRecord {
    * and the lowest over its groups there of their busiest device's load.
    */
   listed: { seq: number; widths: number[]; loads: number[]; peaks: number[] } | null;
+  /** The widths and loads under which `byLoad` holds it (a `listed` of a moment before). */
+  byLoadAs: { widths: number[]; loads: number[] } | null;
 }
 
 export class PoolModel {
@@ -169,9 +172,11 @@ export class PoolModel {
         rank: this.records.size,
         hostUsed: 0,
         free: -1,
+        open: false,
         openSeq: -1,
         groups: null,
         listed: null,
+        byLoadAs: null,
       };
       this.slots.set(n.id, slots);
       this.records.set(n.id, rec);
@@ -230,10 +235,11 @@ export class PoolModel {
       if (s.occupants.length < this.policy.maxJobsPerDevice) open = true;
     }
     this.setFree(rec, free);
-    if (open && !this.openNodes.has(rec.id)) {
+    if (open && !rec.open) {
       this.openNodes.add(rec.id);
       rec.openSeq = this.nextOpenSeq++;
-    } else if (!open) this.openNodes.delete(rec.id);
+    } else if (!open && rec.open) this.openNodes.delete(rec.id);
+    rec.open = open;
     if (!groupsKept) rec.groups = null;
     this.dirty.add(rec);
   }
@@ -274,7 +280,7 @@ export class PoolModel {
 
   private reindex(rec: NodeRecord): void {
     const before = rec.listed;
-    const seq = this.openNodes.has(rec.id) ? rec.openSeq : -1;
+    const seq = rec.open ? rec.openSeq : -1;
     const widths: number[] = [];
     const loads: number[] = [];
     const peaks: number[] = [];
@@ -329,15 +335,13 @@ export class PoolModel {
   private byLoad: Map<number, OrderedNodes> | null = null;
   /** Nodes whose place in `byLoad` is out of date: brought up to date when next asked. */
   private readonly loadDirty = new Set<NodeRecord>();
-  /** The widths and loads under which `byLoad` holds each node. */
-  private readonly loadListed = new Map<NodeRecord, { widths: number[]; loads: number[] }>();
 
   private relist(rec: NodeRecord): void {
-    const before = this.loadListed.get(rec);
+    const before = rec.byLoadAs;
     const now: { widths: number[]; loads: number[] } = rec.listed ?? { widths: [], loads: [] };
     for (const w of before?.widths ?? []) if (!now.widths.includes(w)) this.byLoad!.get(w)!.delete(rec.id);
     now.widths.forEach((w, k) => ordered(this.byLoad!, w).insert(rec.id, now.loads[k]!, rec.rank));
-    this.loadListed.set(rec, now);
+    rec.byLoadAs = now;
   }
 
   /**

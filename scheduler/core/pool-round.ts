@@ -553,7 +553,7 @@ function findPlacement(
     if (fits && ++found >= SHARED_CANDIDATES) break;
     if (model.skippedProtected && ++passed >= PROTECTED_PASSES) break;
   }
-  const best = bestNode ? model.joinGroup(bestNode, plan, plan.devicesMin, joiner, isProtected) : null;
+  const best = bestNode ? model.joinGroup(bestNode, plan, width, joiner, isProtected) : null;
   return { fit: best && { nodeId: bestNode, ...best }, skippedProtected };
 }
 
