@@ -25,7 +25,11 @@ import type { Policy } from '../core/types.js';
 import { PRIOR_IDLE_FRACTION } from '../planner/plan-job.js';
 import { simulate } from './engine.js';
 import { defaultPhysics, type SimPhysics, type SimWorkload } from './model.js';
+import { workloadCeilings } from './ceilings.js';
 import {
+  CEILING_NAMES,
+  ceilingLine,
+  ceilingRatios,
   estimateTable,
   headlineVerdicts,
   losses,
@@ -195,6 +199,7 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
     `Stage planner (issue 12): Timeshare with the planner ${sTs.toFixed(2)} jobs/h while saturated against temporal-only ${sTemporal.toFixed(2)}: ${gain.toFixed(3)}× (target ≥ 1.1×): ${gain >= 1.1 ? 'PASS' : 'FAIL'} (over the arrival window ${times(ts.windowJobsPerHour, temporal.windowJobsPerHour)}, over the makespan ${times(ts.jobsPerHour, temporal.jobsPerHour)}); plans placed: ${ts.plans}; re-planning: ${ts.replans}. Without the planner Timeshare is ${(sTemporal / sFifo).toFixed(3)}× FIFO and ${(sTemporal / sKueue).toFixed(3)}× Kueue-like while saturated.`,
   );
   out(predictionLine(ts));
+  out(ceilingLine(workloadCeilings(w), gain, sTs / sFifo));
   out(
     `Preemption notices by reason: ${rows.map((r) => `${r.label}: ${r.preemptionReasons}`).join('; ')} (\`compact\` moves a job to free devices elsewhere so a wider job gets a whole node, \`spread\` off a crowded device once nobody waits; either loses a restart, not its place).`,
   );
@@ -218,14 +223,14 @@ function headline(title: string, w: SimWorkload, reseed?: (s: number) => SimWork
   out(
     `Lending alone (not the headline): Kueue-like with \`lendReservedDevices\` ${lkl.toFixed(2)} jobs/h while saturated (${(lkl / lk).toFixed(3)}× Kueue-like); Timeshare is ${(lts / lkl).toFixed(3)}× it (the three compared while all had jobs waiting).`,
   );
-  if (reseed && seeds > 1) acrossSeeds(title, rows, reseed);
+  if (reseed && seeds > 1) acrossSeeds(title, rows, w, reseed);
 }
 
 /**
  * Timeshare's figures against the other policies of one run (rows in `POLICIES` order), in the
  * order `acrossSeeds` names them.
  */
-function headlineRatios(rows: Summary[]): number[] {
+function headlineRatios(rows: Summary[], w: SimWorkload): number[] {
   const [fifo, kueue, temporal, ts] = rows as [Summary, Summary, Summary, Summary];
   const [sFifo, sKueue, sTemporal, sTs] = saturated(rows).jobsPerHour as [number, number, number, number];
   return [
@@ -240,17 +245,27 @@ function headlineRatios(rows: Summary[]): number[] {
     ts.jobsPerHour / temporal.jobsPerHour,
     Math.min(...ts.tenants.map((t) => t.ratio)),
     ts.meanCompletion / Math.min(fifo.meanCompletion, kueue.meanCompletion),
+    ...ceilingRatios(workloadCeilings(w)),
   ];
 }
 
 /** The headline ratios over several seeds (each a new workload draw and new step draws). */
-function acrossSeeds(title: string, first: Summary[], reseed: (s: number) => SimWorkload | null): void {
+function acrossSeeds(
+  title: string,
+  first: Summary[],
+  firstWorkload: SimWorkload,
+  reseed: (s: number) => SimWorkload | null,
+): void {
   const ratios: number[][] = [];
-  const add = (rows: Summary[]) => ratios.push(headlineRatios(rows));
-  add(first);
+  const add = (rows: Summary[], w: SimWorkload) => ratios.push(headlineRatios(rows, w));
+  add(first, firstWorkload);
   for (let s = seed + 1; s < seed + seeds; s++) {
     const w = reseed(s);
-    if (w) add(POLICIES.map(([label, p, planner]) => run(label, w, p, planner, s)));
+    if (w)
+      add(
+        POLICIES.map(([label, p, planner]) => run(label, w, p, planner, s)),
+        w,
+      );
   }
   const names = [
     'saturated jobs/h ÷ exclusive FIFO (target ≥ 1.5)',
@@ -264,6 +279,7 @@ function acrossSeeds(title: string, first: Summary[], reseed: (s: number) => Sim
     'jobs/h over the makespan ÷ temporal only',
     'lowest tenant share / entitled (target ≥ 0.9)',
     'mean completion ÷ the better baseline (< 1 is better)',
+    ...CEILING_NAMES,
   ];
   out();
   out(`Across seeds ${seed}–${seed + ratios.length - 1} (${title}, Timeshare with the planner):`);
@@ -317,7 +333,10 @@ function scale(): void {
   const cols: number[][] = [];
   for (let s = seed; s < seed + count; s++) {
     const w = syntheticWorkload({ seed: s, nodes });
-    const all = headlineRatios(POLICIES.map(([label, p, planner]) => run(label, w, p, planner, s)));
+    const all = headlineRatios(
+      POLICIES.map(([label, p, planner]) => run(label, w, p, planner, s)),
+      w,
+    );
     // Saturated jobs/h against FIFO, Kueue-like and temporal only; lowest tenant; mean completion.
     const row = [0, 1, 2, 9, 10].map((i) => all[i]!);
     cols.push(row);

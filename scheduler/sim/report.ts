@@ -3,6 +3,7 @@
  * computed from the measured figures against the targets of issue 11; nothing here is tuned to
  * pass: where Timeshare is worse than a baseline on any figure, the report lists it.
  */
+import type { Ceilings } from './ceilings.js';
 import { allWaiting } from './saturation.js';
 import type { Summary } from './summary.js';
 
@@ -206,3 +207,35 @@ export function meanInterval(xs: readonly number[]): [number, number] | null {
   const half = (T975[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
   return [m - half, m + half];
 }
+
+/**
+ * A workload's ceilings beside what the run measured (ceilings.ts): how much of what cutting the
+ * tails and filling idle time could give the planner and Timeshare reached.
+ */
+export function ceilingLine(c: Ceilings, plannerGain: number, overFifo: number): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const reached = (measured: number, ceiling: number) =>
+    ceiling > 1 && Number.isFinite(measured)
+      ? ` (${pct((measured - 1) / (ceiling - 1))} of that gain reached)`
+      : '';
+  return (
+    `Ceilings of this workload, from its jobs' step shapes (device-time weighted, every device busy, switches excluded; ceilings.ts): ` +
+    `its jobs are idle ${pct(c.idleShare)} of a step, and generation's tail is ${pct(c.tailShare)} of their held time. ` +
+    `Partial rollouts of the jobs that allow weight lag recover ${pct(c.carriedShare)} of the held time: the planner over temporal-only at most ${c.carry.toFixed(3)}×, measured ${times3(plannerGain)}${reached(plannerGain, c.carry)}; ` +
+    `${c.carryAll.toFixed(3)}× if every job's tail could be cut. ` +
+    `Filling every idle second as well: ${c.fillAndCarry.toFixed(3)}× a packer that leaves no device idle; exclusive FIFO also leaves devices idle behind its head, so Timeshare's ${times3(overFifo)} FIFO is not bounded by it.`
+  );
+}
+
+const times3 = (x: number) => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '–');
+
+/** The ceilings `acrossSeeds` prints beside the measured ratios, in the order of `CEILING_NAMES`. */
+export function ceilingRatios(c: Ceilings): number[] {
+  return [c.carry, c.carryAll, c.fillAndCarry];
+}
+
+export const CEILING_NAMES = [
+  "ceiling: the planner's partial rollouts over temporal-only (jobs that allow weight lag; every device busy)",
+  "ceiling: the same with every job's tail cut (on-policy jobs included)",
+  'ceiling: idle time filled and those tails cut, over a packer that leaves no device idle',
+];

@@ -35,7 +35,7 @@ export interface Phase {
 const SEQUENCES = 64;
 const WAVES = 8;
 /** GRPO groups in a turn's batch (of SEQUENCES / GROUPS samples each, dispatched together). */
-const GROUPS = 8;
+export const GROUPS = 8;
 
 /** One turn's generation on the job's own devices, in units of a median completion. */
 export interface TurnDraw {
