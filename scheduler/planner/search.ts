@@ -90,18 +90,69 @@ interface Table {
   leftDevices: Int32Array;
 }
 
+function newTable(size: number): Table {
+  return {
+    latency: new Float64Array(size),
+    interval: new Float64Array(size),
+    stream: new Float64Array(size),
+    objective: new Float64Array(size),
+    kind: new Int8Array(size),
+    cut: new Int16Array(size),
+    leftDevices: new Int32Array(size),
+  };
+}
+
+function resetTable(t: Table): void {
+  t.latency.fill(Infinity);
+  t.interval.fill(Infinity);
+  t.stream.fill(Infinity);
+  t.objective.fill(Infinity);
+  t.kind.fill(-1);
+  t.cut.fill(0);
+  t.leftDevices.fill(0);
+}
+
 /** Searches every granularity and returns the fastest plan, or null when none fits (too few devices). */
 export function searchPlan(input: SearchInput): SearchResult | null {
   let best: SearchResult | null = null;
+  // One table per sub-chain, reused by every granularity: a search on few devices is mostly
+  // allocation otherwise (8 devices, 5 stages: 15 tables × 7 arrays for each of 7 granularities).
+  const S = input.stages.length;
+  if (S === 0 || !(input.devices >= 1)) return null;
+  const tables: Table[] = [];
+  for (let k = 0; k < S * S; k++) tables.push(newTable(input.devices + 1));
   for (const m of input.granularities) {
     if (m < 1 || input.batch % m !== 0) continue;
-    const r = searchAt(input, m);
+    const r = searchAt(input, m, tables);
     if (r && (!best || r.stepSeconds < best.stepSeconds - 1e-12)) best = r;
   }
   return best;
 }
 
-function searchAt(input: SearchInput, m: number): SearchResult | null {
+/** Keeps the offer if its step is the table's best for n devices so far. */
+function offer(
+  t: Table,
+  n: number,
+  objective: number,
+  latency: number,
+  interval: number,
+  stream: number,
+  kind: number,
+  cut: number,
+  left: number,
+): void {
+  if (objective < t.objective[n]! - 1e-15) {
+    t.objective[n] = objective;
+    t.latency[n] = latency;
+    t.interval[n] = interval;
+    t.stream[n] = stream;
+    t.kind[n] = kind;
+    t.cut[n] = cut;
+    t.leftDevices[n] = left;
+  }
+}
+
+function searchAt(input: SearchInput, m: number, tables: Table[]): SearchResult | null {
   const S = input.stages.length;
   const N = input.devices;
   if (S === 0 || N < 1) return null;
@@ -109,49 +160,20 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
   const allowSpatial = input.cuts.includes('spatial');
   const batch = input.batch / m;
   const inFlight = 1 + Math.max(1, input.weightLag ?? 1);
+  const overlap = input.overlapSteps;
   const stepOf = (latency: number, interval: number) =>
-    input.overlapSteps ? Math.max(latency / inFlight, m * interval) : latency + (m - 1) * interval;
-  const tables = new Map<number, Table>();
-  const key = (i: number, j: number) => i * S + j;
-  const table = (i: number, j: number) => tables.get(key(i, j))!;
+    overlap ? Math.max(latency / inFlight, m * interval) : latency + (m - 1) * interval;
+  const table = (i: number, j: number) => tables[i * S + j]!;
 
   for (let len = 1; len <= S; len++) {
     for (let i = 0; i + len - 1 < S; i++) {
       const j = i + len - 1;
-      const t: Table = {
-        latency: new Float64Array(N + 1).fill(Infinity),
-        interval: new Float64Array(N + 1).fill(Infinity),
-        stream: new Float64Array(N + 1).fill(Infinity),
-        objective: new Float64Array(N + 1).fill(Infinity),
-        kind: new Int8Array(N + 1).fill(-1),
-        cut: new Int16Array(N + 1),
-        leftDevices: new Int32Array(N + 1),
-      };
-      tables.set(key(i, j), t);
-      const offer = (
-        n: number,
-        latency: number,
-        interval: number,
-        stream: number,
-        kind: number,
-        cut: number,
-        left: number,
-      ) => {
-        const obj = stepOf(latency, interval);
-        if (obj < t.objective[n]! - 1e-15) {
-          t.objective[n] = obj;
-          t.latency[n] = latency;
-          t.interval[n] = interval;
-          t.stream[n] = stream;
-          t.kind[n] = kind;
-          t.cut[n] = cut;
-          t.leftDevices[n] = left;
-        }
-      };
+      const t = table(i, j);
+      resetTable(t);
       for (let n = 1; n <= N; n++) {
         if (len === 1) {
           const c = input.costs.call(i, batch, n);
-          offer(n, c, c, input.costs.streamed?.(i, batch, n) ?? c, LEAF, 0, 0);
+          offer(t, n, stepOf(c, c), c, c, input.costs.streamed?.(i, batch, n) ?? c, LEAF, 0, 0);
         } else {
           for (let k = i; k < j; k++) {
             const L = table(i, k);
@@ -159,15 +181,21 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
             if (allowTemporal && L.objective[n]! < Infinity && R.objective[n]! < Infinity) {
               const sw = input.costs.temporalCut?.(k, n) ?? 0;
               const interval = L.interval[n]! + R.interval[n]! + sw;
-              offer(n, L.latency[n]! + R.latency[n]! + sw, interval, interval, TEMPORAL, k, n);
+              const latency = L.latency[n]! + R.latency[n]! + sw;
+              offer(t, n, stepOf(latency, interval), latency, interval, interval, TEMPORAL, k, n);
             }
             if (allowSpatial && n >= 2) {
               const extra = input.costs.spatialCut?.(k, n) ?? 0;
-              for (const n1 of splitCandidates(L.objective, R.objective, n)) {
+              // Every split for small n, else a window around where the parts' objectives cross.
+              const c = n <= FULL_SCAN_BELOW ? 0 : crossing(L.objective, R.objective, n);
+              const from = c === 0 ? 1 : Math.max(1, c - WINDOW);
+              const to = c === 0 ? n - 1 : Math.min(n - 1, c + WINDOW);
+              for (let n1 = from; n1 <= to; n1++) {
                 const n2 = n - n1;
                 if (L.objective[n1]! === Infinity || R.objective[n2]! === Infinity) continue;
                 const interval = Math.max(L.stream[n1]!, R.stream[n2]!);
-                offer(n, L.latency[n1]! + R.latency[n2]! + extra, interval, interval, SPATIAL, k, n1);
+                const latency = L.latency[n1]! + R.latency[n2]! + extra;
+                offer(t, n, stepOf(latency, interval), latency, interval, interval, SPATIAL, k, n1);
               }
             }
           }
@@ -202,11 +230,11 @@ function searchAt(input: SearchInput, m: number): SearchResult | null {
 }
 
 /**
- * Split points for n devices: the left part gets n1, the right n − n1. The left's objective falls
- * as n1 grows and the right's rises, so the best split sits near where they cross.
+ * Where a split of n devices between two parts is best: the left part's n1 (the right gets n − n1).
+ * The left's objective falls as n1 grows and the right's rises, so the best split sits near where
+ * they cross; the search tries a small window around it.
  */
-function splitCandidates(left: Float64Array, right: Float64Array, n: number): number[] {
-  if (n <= FULL_SCAN_BELOW) return Array.from({ length: n - 1 }, (_, i) => i + 1);
+function crossing(left: Float64Array, right: Float64Array, n: number): number {
   let lo = 1;
   let hi = n - 1;
   while (lo < hi) {
@@ -214,12 +242,7 @@ function splitCandidates(left: Float64Array, right: Float64Array, n: number): nu
     if (left[mid]! > right[n - mid]!) lo = mid + 1;
     else hi = mid;
   }
-  const out: number[] = [];
-  for (let d = -WINDOW; d <= WINDOW; d++) {
-    const n1 = lo + d;
-    if (n1 >= 1 && n1 <= n - 1) out.push(n1);
-  }
-  return out;
+  return lo;
 }
 
 function rebuild(
