@@ -7,9 +7,12 @@
  * run (node-free-times.ts). Under time-sharing a queued job may instead join a job alone on devices
  * of its width whose load admits it (a whole group, as the round joins them), if that starts
  * earlier: a running job, from now or from when its partner ends, or a job the replay started alone
- * before it. It joins only if it is predicted to finish there (slowed by the pair's load) before its
- * host ends, so the devices a host frees are never promised twice. Lent devices are not foreseen,
- * so this errs late; a job wider than every node gets null.
+ * before it. A joiner runs slowed by the pair's load while its host runs; one that outlives its host
+ * keeps the host's devices after it ends (alone on them, itself open to a join), which the replay
+ * allows only while it has promised those devices to nobody else, so they are never promised twice
+ * (joining only hosts that outlive the joiner, the estimate told jobs that started by joining a
+ * median half hour late; docs/simulator.md). Lent devices are not foreseen, so this errs late; a
+ * job wider than every node gets null.
  */
 import { NodeFreeTimes } from './node-free-times.js';
 import { pairAdmits, switchFraction } from './cluster.js';
@@ -27,6 +30,8 @@ export interface Waiting {
 /** A job alone on its devices (from `from`) that another job of its width may join until it ends. */
 export interface JoinHost {
   width: number;
+  /** Its node's index in the replay's node list (`estimateQueue`'s `nodeFreeAt`). */
+  node: number;
   plan: JobPlan;
   /** When it is alone on them (ms): now, or when the partner it has now is predicted to end. */
   from: number;
@@ -42,6 +47,9 @@ export interface JoinRule {
 
 /** A plan's part of a shared device's time: busy share and switch share. */
 const loadOf = (p: JobPlan) => p.busyFraction + switchFraction(p);
+
+/** Openings a join sets aside per load class because their devices were promised after their host. */
+const PROMISED_LOOKS = 4;
 
 /** Openings are kept by their host's load in steps of this much, so a search skips the too busy. */
 const LOAD_STEP = 0.1;
@@ -101,12 +109,22 @@ class Openings {
   }
 
   /**
-   * Takes the earliest opening of `width` whose host admits `plan` and outlives its run (slowed by
-   * the pair's load), starting no later than `latest`, until that run ends; returns when it starts
-   * and ends, or null. Each load class offers its earliest opening only: looking deeper gave the
+   * Takes the earliest opening of `width` whose host admits `plan`, starting no later than `latest`,
+   * for the joiner's run: slowed by the pair's load while the host runs, alone after. A joiner that
+   * outlives its host keeps the host's devices, so only while `free` has promised them to nobody
+   * else; they stay taken until its end. Returns when it starts and ends and, if it outlives its
+   * host, from when it is alone there; or null. Each load class offers its earliest opening that it
+   * may take (looking past a few promised ones): looking deeper at openings it could take gave the
    * simulator the same estimates at a higher cost to the round.
    */
-  join(width: number, plan: JobPlan, seconds: number, notBefore: number, latest: number) {
+  join(
+    width: number,
+    plan: JobPlan,
+    seconds: number,
+    notBefore: number,
+    latest: number,
+    free: NodeFreeTimes,
+  ): { start: number; end: number; aloneFrom: number | null; node: number } | null {
     const classes = this.byWidth.get(width);
     if (!classes) return null;
     const own = loadOf(plan);
@@ -115,23 +133,44 @@ class Openings {
     let best = -1;
     let bestStart = Infinity;
     let bestEnd = 0;
+    let bestOutlives = false;
+    // Openings whose devices the replay promised after their host ends (a job started there) take
+    // only joiners that end first; set aside so the openings behind them are seen, and put back.
+    const aside: Opening[] = [];
     for (let c = 0; c <= top; c++) {
-      const o = classes[c]![0];
-      if (!o) continue;
-      const start = Math.max(o.from, notBefore);
-      if (start > latest || start >= bestStart || !pairAdmits(this.policy, o.host.plan, plan)) continue;
-      const end = start + seconds * 1000 * Math.max(1, loadOf(o.host.plan) + own);
-      if (end > o.host.end) continue;
-      best = c;
-      bestStart = start;
-      bestEnd = end;
+      const heap = classes[c]!;
+      for (let looked = 0; heap.length > 0;) {
+        const o = heap[0]!;
+        const start = Math.max(o.from, notBefore);
+        if (start > latest || start >= bestStart || !pairAdmits(this.policy, o.host.plan, plan)) break;
+        const slowdown = Math.max(1, loadOf(o.host.plan) + own);
+        let end = start + seconds * 1000 * slowdown;
+        const outlives = end > o.host.end;
+        if (outlives && !free.holds(o.host.node, width, o.host.end)) {
+          if (++looked > PROMISED_LOOKS) break;
+          aside.push(this.pop(heap));
+          continue;
+        }
+        if (outlives) end = o.host.end + seconds * 1000 - (o.host.end - start) / slowdown;
+        best = c;
+        bestStart = start;
+        bestEnd = end;
+        bestOutlives = outlives;
+        break;
+      }
     }
-    if (best < 0) return null;
+    const o = best < 0 ? null : this.pop(classes[best]!);
+    for (const a of aside) this.add(a);
+    if (!o) return null;
+    if (bestOutlives) {
+      // The host ends first: its devices stay the joiner's, alone on them from then.
+      free.extend(o.host.node, width, o.host.end, bestEnd);
+      return { start: bestStart, end: bestEnd, aloneFrom: o.host.end, node: o.host.node };
+    }
     // Taken until the joiner ends, and open again from then.
-    const o = this.pop(classes[best]!);
     o.from = bestEnd;
     this.add(o);
-    return { start: bestStart, end: bestEnd };
+    return { start: bestStart, end: bestEnd, aloneFrom: null, node: o.host.node };
   }
 }
 
@@ -165,14 +204,31 @@ export function estimateQueue(
       // Devices of its own, unless a join starts earlier (free devices go first, as in the round).
       const start = Math.max(notBefore, own.at);
       const joined =
-        start > notBefore ? (openings?.join(need, w.plan, seconds, notBefore, start - 1) ?? null) : null;
-      if (joined) estimatedStartAt = Math.round(joined.start);
-      else {
+        start > notBefore
+          ? (openings?.join(need, w.plan, seconds, notBefore, start - 1, free) ?? null)
+          : null;
+      if (joined) {
+        estimatedStartAt = Math.round(joined.start);
+        // Alone once its host ended: a job later in the queue may join it there.
+        if (joined.aloneFrom !== null && loadOf(w.plan) <= roomFor) {
+          const host = {
+            width: need,
+            plan: w.plan,
+            from: joined.aloneFrom,
+            end: joined.end,
+            node: joined.node,
+          };
+          openings!.add({ host, from: joined.aloneFrom });
+        }
+      } else {
         const end = start + seconds * 1000;
         free.occupy(own.node, need, end);
         // Once started alone, a job later in the queue may join it.
         if (openings && loadOf(w.plan) <= roomFor)
-          openings.add({ host: { width: need, plan: w.plan, from: start, end }, from: start });
+          openings.add({
+            host: { width: need, plan: w.plan, from: start, end, node: own.node },
+            from: start,
+          });
         estimatedStartAt = Math.round(start);
       }
     }

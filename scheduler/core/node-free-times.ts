@@ -53,6 +53,27 @@ export class NodeFreeTimes {
     return { node: i - this.size, at: t[1]! };
   }
 
+  /** Whether `width` of the node's devices are free exactly at `at` (promised to nobody after it). */
+  holds(node: number, width: number, at: number): boolean {
+    let n = 0;
+    for (const t of this.times[node]!) if (t === at && ++n >= width) return true;
+    return false;
+  }
+
+  /** `width` devices of the node free at `at` stay taken until `until` (a job that outlives the one there). */
+  extend(node: number, width: number, at: number, until: number): void {
+    const ts = this.times[node]!;
+    const kept: number[] = [];
+    let left = width;
+    for (const t of ts) {
+      if (left > 0 && t === at) left--;
+      else kept.push(t);
+    }
+    for (let n = 0; n < width - left; n++) kept.push(until);
+    ts.set(kept.sort((a, b) => a - b));
+    this.refresh(node);
+  }
+
   /** The job takes `width` of the node's earliest devices until `until`. */
   occupy(node: number, width: number, until: number): void {
     // Its first `width` entries become `until`: the later ones still earlier move ahead of them.
@@ -60,6 +81,10 @@ export class NodeFreeTimes {
     let k = 0;
     for (let j = width; j < ts.length && ts[j]! < until; j++) ts[k++] = ts[j]!;
     for (let n = 0; n < width; n++) ts[k++] = until;
+    this.refresh(node);
+  }
+
+  private refresh(node: number): void {
     this.trees.forEach((t, w) => {
       let i = this.size + node;
       t[i] = this.keyOf(node, w);

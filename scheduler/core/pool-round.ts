@@ -592,7 +592,8 @@ function joinHosts(
     // With a partner: alone from its end, if it holds exactly these devices.
     const from = partner === null ? now : endOf.get(partner);
     if (partner !== null && widths.get(partner) !== slots.length) return;
-    if (from !== undefined && from < end) hosts.push({ width: slots.length, plan, from, end });
+    if (from !== undefined && from < end)
+      hosts.push({ width: slots.length, node: model.rank(nodeId), plan, from, end });
   };
   for (const r of running) consider(r.id, r.nodeId, r.devices);
   for (const p of placed) consider(p.jobId, p.nodeId, p.devices);

@@ -1,6 +1,6 @@
 // The estimate's replay of the queue (estimateQueue): a job waits for a node with its width in
 // devices free; under time-sharing it may instead join a job alone on devices of its width whose
-// load admits it, before that job ends.
+// load admits it, and keep its devices after that job ends if nobody else was promised them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { estimateQueue, type JoinHost, type Waiting } from '../eta.js';
@@ -43,21 +43,45 @@ describe('estimateQueue', () => {
 
   it('lets a queued job join a running job it may share with, and the next one after it', () => {
     // One device, held by a half-busy job for 5,000 s more.
-    const host = { width: 1, plan: half, from: T0, end: T0 + 5_000_000 };
+    const host = { width: 1, node: 0, plan: half, from: T0, end: T0 + 5_000_000 };
     const q = [waiting('q1', half), waiting('q2', half)];
     assert.deepEqual(estimate([[T0 + 5_000_000]], q, [host]), { q1: 0, q2: 1000 });
     // Without the rule (no time-sharing): each waits for the device, then for the one before it.
     assert.deepEqual(estimate([[T0 + 5_000_000]], q), { q1: 5000, q2: 6000 });
   });
 
-  it('does not join a job too busy to share, or one that ends first', () => {
+  it('does not join a job too busy to share', () => {
     // 0.95 + 0.8 is over the group-load bound (1.6).
-    const tooBusy = { width: 1, plan: busy, from: T0, end: T0 + 5_000_000 };
+    const tooBusy = { width: 1, node: 0, plan: busy, from: T0, end: T0 + 5_000_000 };
     const eighty = plan({ busyFraction: 0.8, switchSeconds: 0 });
     assert.deepEqual(estimate([[T0 + 5_000_000]], [waiting('q', eighty)], [tooBusy]), { q: 5000 });
-    // The host ends in 500 s, before the joiner's 1,000 s: the devices it frees are not promised twice.
-    const short = { width: 1, plan: half, from: T0, end: T0 + 500_000 };
-    assert.deepEqual(estimate([[T0 + 500_000]], [waiting('q', half)], [short]), { q: 500 });
+  });
+
+  it('joins a job that ends first and keeps its devices after it, alone and open to the next join', () => {
+    // The host ends at 500 s; q (1,000 s alone, the pair at load 1.0 runs at full speed) joins at
+    // once and has the device alone from 500 s to 1,000 s, where q2 joins it (alone from 1,000 s,
+    // when q3 joins it in turn).
+    const short = { width: 1, node: 0, plan: half, from: T0, end: T0 + 500_000 };
+    const q = [waiting('q', half), waiting('q2', half), waiting('q3', busy)];
+    assert.deepEqual(estimate([[T0 + 500_000]], q, [short]), { q: 0, q2: 500, q3: 1000 });
+    // Without time-sharing, the same queue waits for the device one job after another.
+    assert.deepEqual(estimate([[T0 + 500_000]], q), { q: 500, q2: 1500, q3: 2500 });
+    // Slowed while shared: at load 1.5 its first 500 s do 333 s of its work, so it ends at 1,166.7 s.
+    const slow = plan({ busyFraction: 1, switchSeconds: 0 });
+    const host = { width: 1, node: 0, plan: half, from: T0, end: T0 + 500_000 };
+    assert.deepEqual(estimate([[T0 + 500_000]], [waiting('s', slow), waiting('next', busy)], [host]), {
+      s: 0,
+      next: 1166.667,
+    });
+  });
+
+  it('does not keep devices the replay already promised to a job before it', () => {
+    // The host ends at 500 s. q1 may not start before 600 s (crash back-off), so it takes the device
+    // when free: from 600 to 1,600 s. q2 may join the host only if it ends by 500 s (it would keep
+    // q1's device): it joins q1 instead, at 600 s.
+    const host = { width: 1, node: 0, plan: half, from: T0, end: T0 + 500_000 };
+    const q1 = { ...waiting('q1', half), notBefore: T0 + 600_000 };
+    assert.deepEqual(estimate([[T0 + 500_000]], [q1, waiting('q2', half)], [host]), { q1: 600, q2: 600 });
   });
 
   it('joins only a job of its own width, and one the replay started alone before it', () => {
@@ -77,7 +101,7 @@ describe('estimateQueue', () => {
 
   it("a partner's end opens its host to a join", () => {
     // The device's two jobs end at 300 s and 5,000 s: from 300 s the longer one is alone.
-    const host = { width: 1, plan: half, from: T0 + 300_000, end: T0 + 5_000_000 };
+    const host = { width: 1, node: 0, plan: half, from: T0 + 300_000, end: T0 + 5_000_000 };
     assert.deepEqual(estimate([[T0 + 5_000_000]], [waiting('q', half)], [host]), { q: 300 });
   });
 });
