@@ -175,6 +175,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       if (now - j.placedAt < policy.minRunSeconds - 1e-3)
         rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
       j.notify(policy.preemptGraceSeconds, p.reason, p.moveTo, p.forJobId);
+      const preemptor = byId.get(p.forJobId);
+      if (preemptor && preemptor.attempts === 0) rec.noticeFor(p.forJobId, p.reason);
       rec.preemptions++;
       rec.preemptionsByReason[p.reason] = (rec.preemptionsByReason[p.reason] ?? 0) + 1;
       requestRound(now + policy.preemptGraceSeconds + 0.001);
@@ -188,6 +190,7 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       }
       rec.placements++;
       if (p.sharedWith > 0) rec.sharedPlacements++;
+      if (j.attempts === 0) rec.firstStart(p.jobId, p.sharedWith > 0);
       const planKind =
         p.mode === 'temporal' && p.plan.partialTail > 0 ? 'temporal with partial rollouts' : p.mode;
       rec.placementsByMode[planKind] = (rec.placementsByMode[planKind] ?? 0) + 1;

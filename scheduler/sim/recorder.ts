@@ -34,6 +34,13 @@ export class Recorder {
    */
   readonly firstEstimate = new Map<string, number | null>();
   /**
+   * How each job first started: `free` on devices nobody held, `joined` a time-share group, or the
+   * reason of the first notice sent for it while it waited (`reclaim`, `aging`, `compact`,
+   * `priority`): what the estimate has to foresee.
+   */
+  readonly startedBy = new Map<string, string>();
+  private readonly noticedFor = new Map<string, string>();
+  /**
    * Per temporal placement that ran alone on its devices (by job and placement time): its measured
    * step since placed ÷ the step its plan predicted, as the latest round after 5 steps saw it, and
    * whether the plan carried stragglers over (partial rollouts). A placement that ever shared a
@@ -82,6 +89,16 @@ export class Recorder {
       }
     }
     this.last = views ? { at: now, views } : null;
+  }
+
+  /** A notice sent to free devices for `jobId`, which has not started yet. */
+  noticeFor(jobId: string, reason: string): void {
+    if (!this.noticedFor.has(jobId)) this.noticedFor.set(jobId, reason);
+  }
+
+  /** A job's first start, beside others on its devices or not. */
+  firstStart(jobId: string, shared: boolean): void {
+    this.startedBy.set(jobId, this.noticedFor.get(jobId) ?? (shared ? 'joined' : 'free'));
   }
 
   violation(message: string): void {

@@ -48,11 +48,12 @@ export function estimateTable(rows: Summary[]): string {
   const h = (seconds: number) => (Number.isFinite(seconds) ? (seconds / 3600).toFixed(2) : '–');
   const lines = rows.map((r) => {
     const e = r.estimates;
-    return `| ${r.label} | ${e.waited} | ${e.none} | ${h(e.bias)} | ${h(e.p50)} / ${h(e.p90)} |`;
+    const how = e.byStart.map((b) => `${b.how} ${b.jobs} (${h(b.bias)})`).join(', ');
+    return `| ${r.label} | ${e.waited} | ${e.none} | ${h(e.bias)} | ${h(e.p50)} / ${h(e.p90)} | ${how} |`;
   });
   return [
-    '| policy | jobs that waited | without an estimate | median error h (actual − estimated start) | median / p90 size of the error h |',
-    '|---|---|---|---|---|',
+    '| policy | jobs that waited | without an estimate | median error h (actual − estimated start) | median / p90 size of the error h | how they started: jobs (median error h) |',
+    '|---|---|---|---|---|---|',
     ...lines,
   ].join('\n');
 }

@@ -57,7 +57,15 @@ export interface Summary {
    * that waited after submission): how many, how many had no estimate, and of the errors (actual −
    * estimated, seconds) the median and the median and p90 of their size.
    */
-  estimates: { waited: number; none: number; bias: number; p50: number; p90: number };
+  estimates: {
+    waited: number;
+    none: number;
+    bias: number;
+    p50: number;
+    p90: number;
+    /** By how the jobs first started (`Recorder.startedBy`): how many, and their median error (s). */
+    byStart: { how: string; jobs: number; bias: number }[];
+  };
   /**
    * The planner's step predictions against the steps measured (temporal placements alone on their
    * devices, after 5 steps): measured ÷ predicted, median and p10 / p90, for plans with and without
@@ -118,12 +126,19 @@ export function summarise(label: string, r: SimResult): Summary {
       : NaN;
   const ds = r.recorder.deviceSeconds;
   const errors: number[] = [];
+  const byStart = new Map<string, number[]>();
   let none = 0;
   for (const j of r.jobs) {
     const estimate = r.recorder.firstEstimate.get(j.spec.id);
     if (estimate === undefined || j.firstPlacedAt === null) continue;
     if (estimate === null) none++;
-    else errors.push(j.firstPlacedAt - estimate);
+    else {
+      errors.push(j.firstPlacedAt - estimate);
+      const how = r.recorder.startedBy.get(j.spec.id) ?? 'free';
+      let xs = byStart.get(how);
+      if (!xs) byStart.set(how, (xs = []));
+      xs.push(j.firstPlacedAt - estimate);
+    }
   }
   const sizes = errors.map(Math.abs);
   return {
@@ -171,6 +186,9 @@ export function summarise(label: string, r: SimResult): Summary {
       bias: quantile(errors, 0.5),
       p50: quantile(sizes, 0.5),
       p90: quantile(sizes, 0.9),
+      byStart: [...byStart]
+        .map(([how, xs]) => ({ how, jobs: xs.length, bias: quantile(xs, 0.5) }))
+        .sort((a, b) => b.jobs - a.jobs || (a.how < b.how ? -1 : 1)),
     },
   };
 }

@@ -389,5 +389,22 @@ describe('simulator engine', () => {
     // Within 2% of its 1,500 s wait (a's measured mean step against the steps it then ran).
     assert.ok(Math.abs(r.estimates.bias) < 30, `${r.estimates.bias} s`);
     assert.equal(r.estimates.p50, Math.abs(r.estimates.bias));
+    // It started on the device a left: nobody was preempted for it, and it shared with nobody.
+    assert.deepEqual(
+      r.estimates.byStart.map((b) => [b.how, b.jobs]),
+      [['free', 1]],
+    );
+    // A higher-priority job waits through the round that sends the running one its notice.
+    const pre = summarise(
+      'priority',
+      simulate(
+        world([job('low', { steps: 200 }), job('high', { arrival: 2000, priority: 5 })]),
+        kueueLikePolicy,
+      ),
+    );
+    assert.deepEqual(
+      pre.estimates.byStart.map((b) => [b.how, b.jobs]),
+      [['priority', 1]],
+    );
   });
 });
