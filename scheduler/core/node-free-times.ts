@@ -55,8 +55,10 @@ export class NodeFreeTimes {
 
   /** Whether `width` of the node's devices are free exactly at `at` (promised to nobody after it). */
   holds(node: number, width: number, at: number): boolean {
+    const ts = this.times[node];
+    if (!ts) return false;
     let n = 0;
-    for (const t of this.times[node]!) if (t === at && ++n >= width) return true;
+    for (const t of ts) if (t === at && ++n >= width) return true;
     return false;
   }
 

@@ -53,5 +53,7 @@ describe('NodeFreeTimes', () => {
     }
     // Every width but 9 (wider than any node) was placed: the walk was exercised, not skipped.
     assert.ok(found > 1200, String(found));
+    // A node the replay does not know holds nothing.
+    assert.equal(free.holds(nodes.length, 1, 10), false);
   });
 });
