@@ -465,7 +465,15 @@ export class StageLoop {
         if (ended) pipe.endOfProduction();
       }
     };
-    let producer = produce({ step: this.completedStep + 1, index: 0 });
+    // A generator that throws ends production: the learner, finding the pipe empty, fails the job
+    // with that error. Handled from the start: a rejection nobody awaited yet killed the job
+    // process before, its error lost to the crash dump, and the job was retried as crashed.
+    const startProducing = (from: { step: number; index: number }) => {
+      const p = produce(from);
+      p.catch(() => undefined);
+      return p;
+    };
+    let producer = startProducing({ step: this.completedStep + 1, index: 0 });
 
     try {
       let stepStarted = performance.now();
@@ -476,6 +484,7 @@ export class StageLoop {
           const waitFrom = performance.now();
           const mb = await pipe.take();
           balancer?.meter.learnerWaited((performance.now() - waitFrom) / 1000);
+          if (!mb && !this.request) await producer;
           if (this.request || !mb) return await this.stop();
           const rollouts = mb.value;
           const last = index === microBatches - 1;
@@ -544,7 +553,7 @@ export class StageLoop {
         pausing = false;
         if (!(await this.moveDevice(balancer, decision, step, shm, moveStarted))) return await this.stop();
         stepStarted = performance.now();
-        producer = produce(next);
+        producer = startProducing(next);
       }
       return { outcome: 'succeeded', error: null };
     } finally {
