@@ -17,6 +17,7 @@ import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js'
 import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
 import { lengthenCompletions } from './long-completions.js';
+import { emulateDevices } from './emulated-devices.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -86,13 +87,20 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   // (Test-only; a generator the reactive balancer restarts is not wrapped again.)
   if (generator) lengthenCompletions(generator, start, 'generate');
   else lengthenCompletions(engine, start, 'rlStep');
+  // (Test-only: devices whose speed adds up, on a machine that cannot show it; restarts too.)
+  const emulate = (e: Engine, role: 'learner' | 'generator', devices: number) =>
+    emulateDevices(e, role, devices, start.spec.name);
+  if (generator) {
+    emulate(generator, 'generator', stages.generate.length);
+    emulate(engine, 'learner', stages.train.length);
+  }
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
   for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });
   const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
   const pending: Promise<void>[] = [];
   // The reactive balancer restarts the two sides on other device counts (rebalance-move.ts).
-  const engines = jobEngineFactory(opts, start.placement);
+  const engines = jobEngineFactory(opts, start.placement, emulate);
   const loop = new StageLoop({
     engine,
     generator,

@@ -43,13 +43,23 @@ async function offloaded(e: Engine): Promise<Engine> {
 export function jobEngineFactory(
   opts: CreateEngineOptions,
   placement: Pick<Placement, 'threadsPerDevice' | 'memoryBytes'>,
+  /** Wraps each engine made (a test-only device emulation, emulated-devices.ts); default: none. */
+  wrap: (e: Engine, role: 'learner' | 'generator', devices: number) => Engine = (e) => e,
 ): EngineFactory {
   return {
     learnerFrom: async (dir, devices) =>
-      offloaded(await Engine.fromCheckpoint(dir, deviceShare(placement, devices))),
+      wrap(
+        await offloaded(await Engine.fromCheckpoint(dir, deviceShare(placement, devices))),
+        'learner',
+        devices,
+      ),
     generator: async (devices) =>
-      offloaded(
-        createEngine({ ...opts, device: deviceShare(placement, devices), seed: (opts.seed ?? 1) + 1 }),
+      wrap(
+        await offloaded(
+          createEngine({ ...opts, device: deviceShare(placement, devices), seed: (opts.seed ?? 1) + 1 }),
+        ),
+        'generator',
+        devices,
       ),
   };
 }
@@ -58,8 +68,13 @@ export interface SwapInput {
   learner: Engine;
   generator: Engine;
   factory: EngineFactory;
-  /** The fencing token of the hold on all the job's devices. */
-  token: number;
+  /**
+   * Fencing tokens of the hold on all the job's devices: the highest of them (`all`), and the
+   * highest over each new set. Tokens grow per device from different starts, so an engine must see
+   * the highest over the devices it holds from then on: given `all`, a generator moved to devices
+   * whose tokens were lower refused its next hold's token as stale and the job process died.
+   */
+  tokens: { all: number; learner: number; generator: number };
   split: { generate: number; train: number };
   /** The shared-memory name the learner publishes weights under. */
   shm: string;
@@ -69,16 +84,16 @@ export interface SwapInput {
 export async function swapEngines(o: SwapInput): Promise<{ learner: Engine; generator: Engine }> {
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-rebalance-'));
   try {
-    await o.learner.onload(o.token);
+    await o.learner.onload(o.tokens.all);
     await o.learner.saveCheckpoint(scratch, { withOptimizer: true });
     await o.learner.close();
     await o.generator.close();
     const learner = await o.factory.learnerFrom(scratch, o.split.train);
-    await learner.onload(o.token);
+    await learner.onload(o.tokens.learner);
     await learner.publishWeights(o.shm);
     await learner.offload();
     const generator = await o.factory.generator(o.split.generate);
-    await generator.onload(o.token);
+    await generator.onload(o.tokens.generator);
     await generator.attachWeights(o.shm);
     await generator.pullWeights();
     await generator.offload();

@@ -183,7 +183,7 @@ export class StageLoop {
     devices: string[],
     stage: string,
     step: number | null,
-    fn: (token: number) => Promise<HoldResult<T>>,
+    fn: (token: number, tokens: Readonly<Record<string, number>>) => Promise<HoldResult<T>>,
     held?: (seconds: number) => void,
   ): Promise<T | null> {
     let grant: Grant;
@@ -221,7 +221,7 @@ export class StageLoop {
         // refuses (400) for as long as the stage holds them: the node looked lost.
         this.d.occupancy(devices, Math.ceil((await engine.info()).arenaBytes / devices.length));
       }
-      const out = await fn(token);
+      const out = await fn(token, grant.tokens);
       if (this.lost) throw this.lost;
       const t1 = performance.now();
       await engine?.offload();
@@ -577,12 +577,14 @@ export class StageLoop {
   ): Promise<boolean> {
     const from = this.stages;
     const to = movedStages(from, decision.move!);
-    const swapped = await this.hold(null, this.devices, 'rebalance', step, async (token) => {
+    const { nodeId } = this.d.start.placement;
+    const swapped = await this.hold(null, this.devices, 'rebalance', step, async (token, tokens) => {
+      const highest = (devices: number[]) => Math.max(...devices.map((i) => tokens[`${nodeId}/${i}`]!));
       const engines = await swapEngines({
         learner: this.learner,
         generator: this.generator!,
         factory: this.d.engines!,
-        token,
+        tokens: { all: token, learner: highest(to.train), generator: highest(to.generate) },
         split: { generate: to.generate.length, train: to.train.length },
         shm,
       });

@@ -163,3 +163,43 @@ test('a preemption right after a move checkpoints from the restarted learner on 
     'the move held all 4 devices',
   );
 });
+
+test('a generation-bound job on a 1/3 split gets devices moved to generation, its restarted engines fenced by their own devices', async () => {
+  // Fencing tokens grow per device from different starts: an engine restarted on other devices
+  // must be onloaded with the highest token of its own devices, not of all the job's, or its next
+  // hold's token looks stale (the job process died on the first move towards generation).
+  const events: NodeJobEvent[] = [];
+  const devices = [0, 1, 2, 3];
+  const h = await stageLoopHarness({
+    spec: specOf(STEPS),
+    devices,
+    map: stageDeviceMap('spatial', devices, { generate: 1, train: 3 }),
+    memoryBytes: 256 * 2 ** 20,
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    ...lock,
+    report: (r) => void events.push(...(r.events ?? [])),
+    // The reverse of `withDevices`: generation is the heavy side.
+    wrap: (e, role, n) => {
+      const slow =
+        <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number) =>
+        async (...a: A) => {
+          await sleep(ms / n);
+          return f(...a);
+        };
+      if (role === 'generator') e.generate = slow(e.generate.bind(e), TRAIN_WORK_MS);
+      else e.train = slow(e.train.bind(e), GENERATE_WORK_MS);
+      return e;
+    },
+  });
+  try {
+    assert.equal((await h.loop.run()).outcome, 'succeeded');
+  } finally {
+    await h.close();
+  }
+  const moves = events.filter((e) => e.type === 'job.rebalanced');
+  assert.ok(moves.length >= 1, `a move happened: ${JSON.stringify(events)}`);
+  assert.deepEqual(moves[0]!.from, { generate: 1, train: 3 });
+  assert.deepEqual(moves[0]!.to, { generate: 2, train: 2 });
+  for (const m of moves) assert.equal(m.to.generate, m.from.generate + 1, JSON.stringify(moves));
+});

@@ -41,7 +41,7 @@ test('a 3/1 job restarted as 2/2 keeps the learner state and the weight publicat
     learner,
     generator,
     factory: jobEngineFactory(opts, placement),
-    token: 7,
+    tokens: { all: 7, learner: 7, generator: 5 },
     split: { generate: 2, train: 2 },
     shm,
   });
