@@ -1,7 +1,8 @@
 /**
  * Test-only device speed: `TIMESHARE_TEST_DEVICE_WORK=<generate ms>:<train ms>[:<job name>]` in a
- * worker's environment adds, before every generation and training call of its jobs (or its jobs of
- * that name), a wait of that many milliseconds divided by the call's device count. A CPU machine
+ * worker's environment adds, before every `generate` of a spatial or hybrid job's generator and
+ * every `train` of its learner (of its jobs, or its jobs of that name), a wait of that many
+ * milliseconds divided by the engine's device count; temporal jobs are untouched. A CPU machine
  * of two cores cannot show an engine getting faster on more devices (its threads share the cores),
  * and the reactive balancer acts on nothing else; with this, the stage loop measures devices whose
  * speed adds up, as the stage-loop harness's `wrap` gives them in process
