@@ -68,18 +68,22 @@ function harness(
   steps: number,
   report: HarnessOptions['report'],
   saveCheckpoint?: HarnessOptions['saveCheckpoint'],
+  placed: { split: { generate: number; train: number }; wrap: HarnessOptions['wrap'] } = {
+    split: { generate: 3, train: 1 },
+    wrap: withDevices,
+  },
 ) {
   const devices = [0, 1, 2, 3];
   return stageLoopHarness({
     spec: specOf(steps),
     devices,
-    map: stageDeviceMap('spatial', devices, { generate: 3, train: 1 }),
+    map: stageDeviceMap('spatial', devices, placed.split),
     memoryBytes: 256 * 2 ** 20,
     model: { preset: 'micro' },
     task: { name: 'addition', digits: 1 },
     ...lock,
     report,
-    wrap: withDevices,
+    wrap: placed.wrap,
     ...(saveCheckpoint ? { saveCheckpoint } : {}),
   });
 }
@@ -169,28 +173,21 @@ test('a generation-bound job on a 1/3 split gets devices moved to generation, it
   // must be onloaded with the highest token of its own devices, not of all the job's, or its next
   // hold's token looks stale (the job process died on the first move towards generation).
   const events: NodeJobEvent[] = [];
-  const devices = [0, 1, 2, 3];
-  const h = await stageLoopHarness({
-    spec: specOf(STEPS),
-    devices,
-    map: stageDeviceMap('spatial', devices, { generate: 1, train: 3 }),
-    memoryBytes: 256 * 2 ** 20,
-    model: { preset: 'micro' },
-    task: { name: 'addition', digits: 1 },
-    ...lock,
-    report: (r) => void events.push(...(r.events ?? [])),
-    // The reverse of `withDevices`: generation is the heavy side.
-    wrap: (e, role, n) => {
-      const slow =
-        <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number) =>
-        async (...a: A) => {
-          await sleep(ms / n);
-          return f(...a);
-        };
-      if (role === 'generator') e.generate = slow(e.generate.bind(e), TRAIN_WORK_MS);
-      else e.train = slow(e.train.bind(e), GENERATE_WORK_MS);
-      return e;
-    },
+  // The reverse of `withDevices`: generation is the heavy side.
+  const generationBound: HarnessOptions['wrap'] = (e, role, n) => {
+    const slow =
+      <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number) =>
+      async (...a: A) => {
+        await sleep(ms / n);
+        return f(...a);
+      };
+    if (role === 'generator') e.generate = slow(e.generate.bind(e), TRAIN_WORK_MS);
+    else e.train = slow(e.train.bind(e), GENERATE_WORK_MS);
+    return e;
+  };
+  const h = await harness(STEPS, (r) => void events.push(...(r.events ?? [])), undefined, {
+    split: { generate: 1, train: 3 },
+    wrap: generationBound,
   });
   try {
     assert.equal((await h.loop.run()).outcome, 'succeeded');
