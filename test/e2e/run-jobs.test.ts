@@ -132,9 +132,11 @@ test(
         .expect(201)
     ).body.id as string;
     const second = (await t.as(c.h.http.post('/v1/jobs')).send(smallJob('q2')).expect(201)).body.id as string;
+    // The reason is written with the round's decisions, its queue view (position, estimate) to
+    // Redis right after the commit: a read between the two sees the reason without the position.
     const waiting = await waitFor('the second job to wait on quota', async () => {
       const j = (await t.as(c.h.http.get(`/v1/jobs/${second}`)).expect(200)).body;
-      return j.status === 'queued' && j.waitReason === 'quota' ? j : null;
+      return j.status === 'queued' && j.waitReason === 'quota' && j.queuePosition !== null ? j : null;
     });
     assert.equal(waiting.queuePosition, 1);
     for (const id of [first, second]) {
