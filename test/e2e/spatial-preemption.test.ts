@@ -1,6 +1,7 @@
 /**
- * A spatial job preempted and resumed, end to end: a low-priority `spatial` job (generation on one
- * device, training on the other, each engine its own) is given a priority notice by the real
+ * A two-engine job preempted and resumed, end to end: a low-priority `spatial` job (generation on
+ * one device, training on the other, each engine its own), and a `hybrid` one (generation on both,
+ * training on one, taking turns on the shared device), is given a priority notice by the real
  * scheduler when an urgent job of its tenant arrives, checkpoints its learner within the grace,
  * gives both devices back, and once the urgent job is done resumes in a new placement from that
  * checkpoint — its learner restored, a fresh generator on the learner's published weights — and
@@ -27,51 +28,60 @@ before(async () => {
 });
 after(() => c.close());
 
-test(
-  'a preempted spatial job checkpoints, gives its devices back and resumes from its checkpoint',
-  { timeout: 240_000 },
-  async () => {
-    const t = await c.h.createTenant('spatial-prio');
-    const submit = async (spec: object) =>
-      (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
-    const low = await submit({
-      ...steadyJob('low-spatial', 40, { mode: 'spatial', maxWeightLag: 1, warmup: { maxSteps: 0 } }),
-      resources: { devices: 2 },
-      priority: 'low',
-    });
-    await waitForStatus(c, t, low, ['running']);
-    await waitFor('a checkpoint', async () =>
-      (await eventsOf(c, t, low)).some((e) => e.type === 'job.checkpoint'),
-    );
-    const urgent = await submit({ ...steadyJob('urgent', 5), resources: { devices: 2 }, priority: 'urgent' });
-    const notice = await waitFor('a preemption notice', async () =>
-      (await eventsOf(c, t, low)).find((e) => e.type === 'job.preempting'),
-    );
-    assert.equal(notice.data.reason, 'priority');
-    assert.equal(notice.data.forJobId, urgent);
-    assert.equal((await waitForStatus(c, t, urgent, ['succeeded', 'failed'])).status, 'succeeded');
+const modes = {
+  spatial: { mode: 'spatial', maxWeightLag: 1 },
+  hybrid: { mode: 'hybrid', microBatches: 2 },
+};
+for (const [mode, workflow] of Object.entries(modes))
+  test(
+    `a preempted ${mode} job checkpoints, gives its devices back and resumes from its checkpoint`,
+    { timeout: 240_000 },
+    async () => {
+      const t = await c.h.createTenant(`${mode}-prio`);
+      const submit = async (spec: object) =>
+        (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
+      const low = await submit({
+        ...steadyJob(`low-${mode}`, 40, { ...workflow, warmup: { maxSteps: 0 } }),
+        resources: { devices: 2 },
+        priority: 'low',
+      });
+      await waitForStatus(c, t, low, ['running']);
+      await waitFor('a checkpoint', async () =>
+        (await eventsOf(c, t, low)).some((e) => e.type === 'job.checkpoint'),
+      );
+      const urgent = await submit({
+        ...steadyJob('urgent', 5),
+        resources: { devices: 2 },
+        priority: 'urgent',
+      });
+      const notice = await waitFor('a preemption notice', async () =>
+        (await eventsOf(c, t, low)).find((e) => e.type === 'job.preempting'),
+      );
+      assert.equal(notice.data.reason, 'priority');
+      assert.equal(notice.data.forJobId, urgent);
+      assert.equal((await waitForStatus(c, t, urgent, ['succeeded', 'failed'])).status, 'succeeded');
 
-    const done = await waitForStatus(c, t, low, ['succeeded', 'failed']);
-    assert.equal(done.status, 'succeeded', done.error ?? '');
-    const events = await eventsOf(c, t, low);
-    const preempted = events.find((e) => e.type === 'job.preempted')!;
-    assert.ok(preempted, 'gave its devices back');
-    assert.notEqual(preempted.data.graceExpired, true, 'checkpointed within the grace');
-    const runs = events.filter((e) => e.type === 'job.running');
-    assert.equal(runs.length, 2, 'ran, was preempted, ran again');
-    assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
-    const placements = events
-      .filter((e) => e.type === 'job.placed')
-      .map((e) => e.data.placement as { mode: string });
-    assert.deepEqual(
-      placements.map((p) => p.mode),
-      ['spatial', 'spatial'],
-    );
-    // Every step trained once after the resume: the metrics' steps run to the end without a gap.
-    const steps = (
-      await t.as(c.h.http.get(`/v1/jobs/${low}/metrics?name=reward_mean`)).expect(200)
-    ).body.data.map((m: { step: number }) => m.step);
-    assert.equal(Math.max(...steps), 40);
-    for (let s = 1; s <= 40; s++) assert.ok(steps.includes(s), `step ${s} trained`);
-  },
-);
+      const done = await waitForStatus(c, t, low, ['succeeded', 'failed']);
+      assert.equal(done.status, 'succeeded', done.error ?? '');
+      const events = await eventsOf(c, t, low);
+      const preempted = events.find((e) => e.type === 'job.preempted')!;
+      assert.ok(preempted, 'gave its devices back');
+      assert.notEqual(preempted.data.graceExpired, true, 'checkpointed within the grace');
+      const runs = events.filter((e) => e.type === 'job.running');
+      assert.equal(runs.length, 2, 'ran, was preempted, ran again');
+      assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
+      const placements = events
+        .filter((e) => e.type === 'job.placed')
+        .map((e) => e.data.placement as { mode: string });
+      assert.deepEqual(
+        placements.map((p) => p.mode),
+        [mode, mode],
+      );
+      // Every step trained once after the resume: the metrics' steps run to the end without a gap.
+      const steps = (
+        await t.as(c.h.http.get(`/v1/jobs/${low}/metrics?name=reward_mean`)).expect(200)
+      ).body.data.map((m: { step: number }) => m.step);
+      assert.equal(Math.max(...steps), 40);
+      for (let s = 1; s <= 40; s++) assert.ok(steps.includes(s), `step ${s} trained`);
+    },
+  );
