@@ -9,9 +9,9 @@
  * the measured ratio may show and this does not.
  */
 import { DEFAULT_PARTIAL_TAIL } from '../planner/plan-job.js';
-import type { SimWorkload, StepShape } from './model.js';
+import { stepFigures, type SimWorkload } from './model.js';
 import { Rng } from './rng.js';
-import { drawTurnUnits, GROUPS } from './step.js';
+import { GROUPS, turnStats } from './step.js';
 
 export interface Ceilings {
   /** Share of a step off the devices (environment latency, reward and verifier time). */
@@ -28,34 +28,18 @@ export interface Ceilings {
   fillAndCarry: number;
 }
 
-/** Mean units of one turn (sync: until its last sequence; bulk; partial), by σ. */
-interface TurnMeans {
-  sync: number;
-  bulk: number;
-  partial: number;
-}
-
 const SIGMA_STEP = 0.05;
 const TURNS_PER_POINT = 2000;
-const meansAt = new Map<number, TurnMeans>();
+const sharesAt = new Map<number, { tail: number; recovered: number }>();
 
-/** Means of many drawn turns at grid point `i` (σ = i × SIGMA_STEP), each point its own seed. */
-function gridMeans(i: number, carried: number): TurnMeans {
+/** The shares at grid point `i` (σ = i × SIGMA_STEP), from many drawn turns, each point its own seed. */
+function gridShares(i: number, carried: number): { tail: number; recovered: number } {
   const key = i * 16 + carried;
-  let m = meansAt.get(key);
+  let m = sharesAt.get(key);
   if (!m) {
-    const rng = new Rng(0x7a11 + key);
-    let sync = 0;
-    let bulk = 0;
-    let partial = 0;
-    for (let k = 0; k < TURNS_PER_POINT; k++) {
-      const u = drawTurnUnits(i * SIGMA_STEP, rng, carried);
-      sync += u.sync;
-      bulk += u.bulk;
-      partial += u.partial;
-    }
-    m = { sync: sync / TURNS_PER_POINT, bulk: bulk / TURNS_PER_POINT, partial: partial / TURNS_PER_POINT };
-    meansAt.set(key, m);
+    const t = turnStats(i * SIGMA_STEP, new Rng(0x7a11 + key), TURNS_PER_POINT, carried);
+    m = { tail: 1 - t.occupancy, recovered: 1 - t.partialOccupancy };
+    sharesAt.set(key, m);
   }
   return m;
 }
@@ -67,10 +51,9 @@ export function turnShares(sigma: number, carried: number): { tail: number; reco
   const x = sigma / SIGMA_STEP;
   const lo = Math.floor(x);
   const t = x - lo;
-  const share = (m: TurnMeans) => ({ tail: 1 - m.bulk / m.sync, recovered: 1 - m.partial / m.sync });
-  const a = share(gridMeans(lo, carried));
+  const a = gridShares(lo, carried);
   if (t === 0) return a;
-  const b = share(gridMeans(lo + 1, carried));
+  const b = gridShares(lo + 1, carried);
   return { tail: a.tail + (b.tail - a.tail) * t, recovered: a.recovered + (b.recovered - a.recovered) * t };
 }
 
@@ -83,12 +66,12 @@ export function workloadCeilings(w: SimWorkload, partialTail = DEFAULT_PARTIAL_T
   let recovered = 0;
   for (const j of w.jobs) {
     const weight = j.devices * j.steps;
-    const s: StepShape = j.shape;
-    const h = s.turns * s.generateSeconds + s.trainSeconds + s.syncSeconds;
+    const s = j.shape;
+    const f = stepFigures(s);
     const generating = s.turns * s.generateSeconds;
     const shares = turnShares(s.tailSigma, carried);
-    held += h * weight;
-    step += (h + s.turns * s.envSeconds + s.rewardSeconds) * weight;
+    held += f.held * weight;
+    step += f.step * weight;
     tail += generating * shares.tail * weight;
     recoveredAll += generating * shares.recovered * weight;
     if ((j.maxWeightLag ?? 0) > 0) recovered += generating * shares.recovered * weight;

@@ -214,7 +214,6 @@ export function meanInterval(xs: readonly number[]): [number, number] | null {
  * tails and filling idle time could give the planner and Timeshare reached.
  */
 export function ceilingLine(c: Ceilings, plannerGain: number, overFifo: number): string {
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const reached = (measured: number, ceiling: number) =>
     ceiling > 1 && Number.isFinite(measured)
       ? ` (${pct((measured - 1) / (ceiling - 1))} of that gain reached)`
@@ -222,13 +221,11 @@ export function ceilingLine(c: Ceilings, plannerGain: number, overFifo: number):
   return (
     `Ceilings of this workload, from its jobs' step shapes (device-time weighted, every device busy, switches excluded; ceilings.ts): ` +
     `its jobs are idle ${pct(c.idleShare)} of a step, and generation's tail is ${pct(c.tailShare)} of their held time. ` +
-    `Partial rollouts of the jobs that allow weight lag recover ${pct(c.carriedShare)} of the held time: the planner over temporal-only at most ${c.carry.toFixed(3)}×, measured ${times3(plannerGain)}${reached(plannerGain, c.carry)}; ` +
+    `Partial rollouts of the jobs that allow weight lag recover ${pct(c.carriedShare)} of the held time: the planner over temporal-only at most ${c.carry.toFixed(3)}×, measured ${times(plannerGain, 1)}${reached(plannerGain, c.carry)}; ` +
     `${c.carryAll.toFixed(3)}× if every job's tail could be cut. ` +
-    `Filling every idle second as well: ${c.fillAndCarry.toFixed(3)}× a packer that leaves no device idle; exclusive FIFO also leaves devices idle behind its head, so Timeshare's ${times3(overFifo)} FIFO is not bounded by it.`
+    `Filling every idle second as well: ${c.fillAndCarry.toFixed(3)}× a packer that leaves no device idle; exclusive FIFO also leaves devices idle behind its head, so Timeshare's ${times(overFifo, 1)} FIFO is not bounded by it.`
   );
 }
-
-const times3 = (x: number) => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '–');
 
 /** The ceilings `acrossSeeds` prints beside the measured ratios, in the order of `CEILING_NAMES`. */
 export function ceilingRatios(c: Ceilings): number[] {

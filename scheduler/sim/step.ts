@@ -95,19 +95,27 @@ function partialUnits(
 }
 
 /**
- * A turn's mean `sync` (so that a turn lasts the shape's `generateSeconds` on average) and its
- * occupancy (mean bulk over mean sync: what an earlier run of the job measured), in one pass.
+ * A turn's mean `sync` (so that a turn lasts the shape's `generateSeconds` on average), its
+ * occupancy (mean bulk over mean sync: what an earlier run of the job measured) and, carrying
+ * `carried` groups, the mean partial-rollout turn over mean sync, in one pass.
  */
-export function turnStats(sigma: number, rng: Rng, samples = 200): { meanUnits: number; occupancy: number } {
-  if (sigma <= 0) return { meanUnits: 1, occupancy: 1 };
+export function turnStats(
+  sigma: number,
+  rng: Rng,
+  samples = 200,
+  carried = 1,
+): { meanUnits: number; occupancy: number; partialOccupancy: number } {
+  if (sigma <= 0) return { meanUnits: 1, occupancy: 1, partialOccupancy: 1 };
   let sync = 0;
   let bulk = 0;
+  let partial = 0;
   for (let i = 0; i < samples; i++) {
-    const u = drawTurnUnits(sigma, rng);
+    const u = drawTurnUnits(sigma, rng, carried);
     sync += u.sync;
     bulk += u.bulk;
+    partial += u.partial;
   }
-  return { meanUnits: sync / samples, occupancy: bulk / sync };
+  return { meanUnits: sync / samples, occupancy: bulk / sync, partialOccupancy: partial / sync };
 }
 
 /** One turn in seconds on the job's own devices. */

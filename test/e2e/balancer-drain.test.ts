@@ -7,14 +7,22 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsOf, startCluster, waitFor, waitForStatus, type Cluster } from '../helpers/cluster.js';
+import {
+  eventsOf,
+  GENERATION_BOUND_ENV,
+  generationBoundJob,
+  startCluster,
+  waitFor,
+  waitForStatus,
+  type Cluster,
+} from '../helpers/cluster.js';
 
 let c: Cluster;
 before(async () => {
   c = await startCluster({
     maxJobsPerDevice: 1,
     nodeTimeoutMs: 30_000,
-    env: { TIMESHARE_TEST_DEVICE_WORK: '480:60:rebalance' },
+    env: GENERATION_BOUND_ENV,
   });
   await c.startWorker('drain-a', 4);
 });
@@ -25,22 +33,7 @@ test(
   { timeout: 300_000 },
   async () => {
     const t = await c.h.createTenant('drained');
-    const spec = {
-      name: 'rebalance',
-      resources: { devices: 4 },
-      workflow: {
-        mode: 'spatial',
-        maxWeightLag: 1,
-        model: { preset: 'micro' },
-        task: { name: 'addition', digits: 1 },
-        steps: 60,
-        promptsPerStep: 8,
-        groupSize: 4,
-        checkpointEvery: 3,
-        evalEvery: 1000,
-        warmup: { maxSteps: 0 },
-      },
-    };
+    const spec = generationBoundJob(60, 3);
     const id = (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
     const saved = await waitFor(
       'a move, then a checkpoint',

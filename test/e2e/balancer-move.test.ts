@@ -13,7 +13,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsOf, startCluster, waitForStatus, type Cluster } from '../helpers/cluster.js';
+import {
+  eventsOf,
+  GENERATION_BOUND_ENV,
+  generationBoundJob,
+  startCluster,
+  waitForStatus,
+  type Cluster,
+} from '../helpers/cluster.js';
 
 let c: Cluster;
 before(async () => {
@@ -21,7 +28,7 @@ before(async () => {
     maxJobsPerDevice: 1,
     // 4 engine threads on a 2-core machine: a margin for slow heartbeats.
     nodeTimeoutMs: 30_000,
-    env: { TIMESHARE_TEST_DEVICE_WORK: '480:60:rebalance' },
+    env: GENERATION_BOUND_ENV,
   });
   await c.startWorker('balancer-node', 4);
 });
@@ -34,22 +41,7 @@ test(
   { timeout: 300_000 },
   async () => {
     const t = await c.h.createTenant('balanced');
-    const spec = {
-      name: 'rebalance',
-      resources: { devices: 4 },
-      workflow: {
-        mode: 'spatial',
-        maxWeightLag: 1,
-        model: { preset: 'micro' },
-        task: { name: 'addition', digits: 1 },
-        steps: 16,
-        promptsPerStep: 8,
-        groupSize: 4,
-        checkpointEvery: 1000,
-        evalEvery: 1000,
-        warmup: { maxSteps: 0 },
-      },
-    };
+    const spec = generationBoundJob(16, 1000);
     const id = (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed'], 240_000);
     assert.equal(job.status, 'succeeded', job.error ?? '');

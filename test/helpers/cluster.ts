@@ -200,3 +200,28 @@ export const steadyJob = (name: string, steps: number, extra: Record<string, unk
     ...extra,
   },
 });
+
+/**
+ * A cluster's environment under which the worker emulates devices whose speed adds up (test-only,
+ * worker-node/emulated-devices.ts), generation the heavier side, for jobs named `rebalance`: what
+ * makes the reactive balancer move a device on a machine whose shared cores cannot show it.
+ */
+export const GENERATION_BOUND_ENV = { TIMESHARE_TEST_DEVICE_WORK: '480:60:rebalance' };
+
+/** A spatial job on 4 devices that `GENERATION_BOUND_ENV` makes generation-bound. */
+export const generationBoundJob = (steps: number, checkpointEvery: number) => ({
+  name: 'rebalance',
+  resources: { devices: 4 },
+  workflow: {
+    mode: 'spatial',
+    maxWeightLag: 1,
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    steps,
+    promptsPerStep: 8,
+    groupSize: 4,
+    checkpointEvery,
+    evalEvery: 1000,
+    warmup: { maxSteps: 0 },
+  },
+});

@@ -15,8 +15,8 @@ import { jobSpecSchema } from '../../common/job-spec.js';
 import type { MetricPoint } from '../../common/jobs/reports.js';
 import type { NodeJobEvent } from '../../common/node-protocol/index.js';
 import { stageDeviceMap } from '../../common/node-protocol/index.js';
-import type { Engine } from '../../native/index.js';
 import { fileRedis } from '../../test/helpers/redis.js';
+import { emulateDevices } from '../emulated-devices.js';
 import { stageLoopHarness, type HarnessOptions } from '../stage-loop-harness.js';
 
 const { lock } = fileRedis(after);
@@ -26,24 +26,11 @@ const TRAIN_WORK_MS = 240;
 const GENERATE_WORK_MS = 90;
 const STEPS = 14;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function withDevices(e: Engine, role: 'learner' | 'generator', devices: number): Engine {
-  if (role === 'learner') {
-    const train = e.train.bind(e);
-    e.train = async (o) => {
-      await sleep(TRAIN_WORK_MS / devices);
-      return train(o);
-    };
-  } else {
-    const generate = e.generate.bind(e);
-    e.generate = async (o) => {
-      await sleep(GENERATE_WORK_MS / devices);
-      return generate(o);
-    };
-  }
-  return e;
-}
+/** Devices whose speed adds up, the training side the heavier (the worker's test-only emulation). */
+const withDevices: HarnessOptions['wrap'] = (e, role, n) =>
+  emulateDevices(e, role, n, 'rebalance', {
+    TIMESHARE_TEST_DEVICE_WORK: `${GENERATE_WORK_MS}:${TRAIN_WORK_MS}`,
+  });
 
 function specOf(steps: number) {
   return jobSpecSchema.parse({
@@ -174,17 +161,10 @@ test('a generation-bound job on a 1/3 split gets devices moved to generation, it
   // hold's token looks stale (the job process died on the first move towards generation).
   const events: NodeJobEvent[] = [];
   // The reverse of `withDevices`: generation is the heavy side.
-  const generationBound: HarnessOptions['wrap'] = (e, role, n) => {
-    const slow =
-      <A extends unknown[], R>(f: (...a: A) => Promise<R>, ms: number) =>
-      async (...a: A) => {
-        await sleep(ms / n);
-        return f(...a);
-      };
-    if (role === 'generator') e.generate = slow(e.generate.bind(e), TRAIN_WORK_MS);
-    else e.train = slow(e.train.bind(e), GENERATE_WORK_MS);
-    return e;
-  };
+  const generationBound: HarnessOptions['wrap'] = (e, role, n) =>
+    emulateDevices(e, role, n, 'rebalance', {
+      TIMESHARE_TEST_DEVICE_WORK: `${TRAIN_WORK_MS}:${GENERATE_WORK_MS}`,
+    });
   const h = await harness(STEPS, (r) => void events.push(...(r.events ?? [])), undefined, {
     split: { generate: 1, train: 3 },
     wrap: generationBound,
