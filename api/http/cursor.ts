@@ -19,11 +19,15 @@ export function decodeCursor(after: string): { key: string; id: string } {
   return { key: raw.slice(0, bar), id };
 }
 
-/** A cursor whose key is a timestamp. */
+/**
+ * A cursor whose key is a timestamp, exactly as `toISOString()` wrote it. `Date` parses far more
+ * (years ±271,821, bare numbers) than PostgreSQL's timestamptz holds, and a date outside its range
+ * failed in the database (a 500); every row's time fits the four-digit-year form.
+ */
 export function decodeTimeCursor(after: string): { at: Date; id: string } {
   const { key, id } = decodeCursor(after);
   const at = new Date(key);
-  if (!key || Number.isNaN(at.getTime())) throw notACursor();
+  if (!/^\d{4}-/.test(key) || Number.isNaN(at.getTime()) || at.toISOString() !== key) throw notACursor();
   return { at, id };
 }
 

@@ -57,6 +57,28 @@ test('query numbers past their column are a 400 naming the parameter', async () 
   assert.equal(events.body.error.param, 'after');
 });
 
+test('a cursor whose time PostgreSQL cannot hold is a 400 naming it', async () => {
+  // Dates JavaScript parses but timestamptz does not hold (4713 BC – 294276 AD), and the
+  // extended-year forms a cursor of this API never carries.
+  for (const time of [
+    '-271821-04-20T00:00:00.000Z',
+    '-005000-01-01T00:00:00.000Z',
+    '+275760-09-13T00:00:00.000Z',
+  ]) {
+    const after = Buffer.from(`${time}|${jobId}`).toString('base64url');
+    for (const [path, as] of [
+      ['/v1/jobs', t.as],
+      ['/v1/tenants', h.admin],
+      ['/v1/nodes', h.admin],
+    ] as const) {
+      const res = await as(h.http.get(`${path}?after=${after}`));
+      assert.equal(res.status, 400, `${path} ${time}: ${JSON.stringify(res.body)}`);
+      assertError(res.body, 'invalid_request');
+      assert.equal(res.body.error.param, 'after');
+    }
+  }
+});
+
 describe('NUL in text the API stores or queries is a 400', () => {
   test('tenant names', async () => {
     const res = await h.admin(h.http.post('/v1/tenants')).send({ name: 'a\u0000b' }).expect(400);
