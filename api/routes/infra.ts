@@ -160,6 +160,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     summary: 'A worker daemon registers its devices (node credentials)',
     tags: ['nodes'],
     request: { body: { content: { 'application/json': { schema: registerNodeSchema } } } },
+    errors: ['conflict'], // the name belongs to a node another key registered
     responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), pool: z.string() })) },
   });
   r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {

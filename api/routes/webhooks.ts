@@ -145,6 +145,7 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'unless the operator allows them.',
     tags: ['webhooks'],
     request: { body: { content: { 'application/json': { schema: createEndpointSchema } } } },
+    errors: ['conflict'], // the tenant already has MAX_ENDPOINTS_PER_TENANT endpoints
     responses: { 201: json(endpointCreatedSchema, 'Created; the secret is shown once') },
   });
   r.post('/v1/webhooks', tenantOnly, async (req, res) => {

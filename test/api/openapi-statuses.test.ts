@@ -147,6 +147,34 @@ test('the failures handlers raise themselves are documented: 409, 416, quota 429
   ]);
   const cancel = await probe(h, op('post', '/v1/jobs/{id}/cancel'), 'post', `/v1/jobs/${jobId}/cancel`, t.as);
   assert.equal(cancel.status, 409);
+
+  // One webhook endpoint past the per-tenant limit (20).
+  const hook = { url: 'https://93.184.215.14/hook' }; // public, and no DNS lookup
+  let full: request.Response;
+  do full = await probe(h, op('post', '/v1/webhooks'), 'post', '/v1/webhooks', (r) => t.as(r).send(hook));
+  while (full.status === 201);
+  assert.equal(full.status, 409);
+
+  // A node name another node key registered.
+  const node = {
+    name: 'taken',
+    devices: [{ index: 0, kind: 'cpu', memoryBytes: 1, freeMemoryBytes: 1, threads: 1 }],
+  };
+  const asNode = async (name: string) => {
+    const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
+    const token = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+    return (r: request.Test) => r.set('Authorization', `Bearer ${token.body.token}`);
+  };
+  for (const [who, status] of [
+    ['first', 200],
+    ['second', 409],
+  ] as const) {
+    const as = await asNode(who);
+    const res = await probe(h, op('post', '/v1/nodes/register'), 'post', '/v1/nodes/register', (r) =>
+      as(r).send(node),
+    );
+    assert.equal(res.status, status, JSON.stringify(res.body));
+  }
   assert.deepEqual(problems, []);
 });
 

@@ -4188,6 +4188,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `conflict`: The request conflicts with the current state (reused idempotency key, finished job, duplicate name). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `payload_too_large`: The request body exceeds the configured limit. */
             413: {
                 headers: {
@@ -5790,6 +5799,15 @@ export interface operations {
                 headers: {
                     /** @description The methods this path has */
                     Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the current state (reused idempotency key, finished job, duplicate name). */
+            409: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
