@@ -65,14 +65,25 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
         lastId !== undefined
           ? parseOrThrow(z.coerce.number().int().min(0), lastId, 'Last-Event-ID')
           : (q.after ?? 0);
-      return streamEvents(req, res, job.id, from);
+      return streamEvents(req, res, job.id, from, isFinal(job.status));
     }
     const events = await listEvents(pool, job.id, q.after ?? 0, q.limit);
     const last = events[events.length - 1];
     res.json({ data: events, nextCursor: events.length === q.limit && last ? last.id : null });
   });
 
-  async function streamEvents(req: Request, res: Response, jobId: string, fromId: number) {
+  /**
+   * `endsWhenDrained`: the job was already final when the stream opened, so no event can follow
+   * its backlog. A client resuming after the final event (an SSE client reconnects whenever a
+   * stream ends) would otherwise wait on a stream that never ends, polled every 5 s for good.
+   */
+  async function streamEvents(
+    req: Request,
+    res: Response,
+    jobId: string,
+    fromId: number,
+    endsWhenDrained: boolean,
+  ) {
     res.status(200).set({
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
@@ -115,6 +126,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
           }
           if (events.length === 500) again = true;
         } while (again && !closed);
+        if (endsWhenDrained) finish();
       })()
         .catch((err) => {
           req.log.warn({ err, jobId }, 'event stream failed');

@@ -127,3 +127,32 @@ test('a reconnecting stream resumes after Last-Event-ID without repeats', async 
   assert.equal(page.body.data[0].type, 'job.admitted');
   assert.equal(page.body.nextCursor, page.body.data[0].id);
 });
+
+test('a stream of a finished job resumed at or after its final event ends at once', async () => {
+  const job = (
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'finished', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body;
+  await t.as(h.http.post(`/v1/jobs/${job.id}/cancel`)).expect(200);
+  const page = await t.as(h.http.get(`/v1/jobs/${job.id}/events`)).expect(200);
+  const finalId = page.body.data.at(-1).id as string;
+  for (const headers of [{ 'Last-Event-ID': finalId }, { 'Last-Event-ID': String(Number(finalId) + 1000) }]) {
+    const stream = openStream(job.id, headers);
+    const ended = await Promise.race([
+      stream.done.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 3_000)),
+    ]);
+    stream.close();
+    assert.ok(ended, `the stream after ${headers['Last-Event-ID']} did not end`);
+    assert.deepEqual(stream.events, []);
+  }
+  // Resumed before its final event, it sends the rest and ends as usual.
+  const rest = openStream(job.id, { 'Last-Event-ID': page.body.data[0].id });
+  await rest.done;
+  assert.deepEqual(
+    rest.events.map((e) => e.id),
+    page.body.data.slice(1).map((e: { id: string }) => e.id),
+  );
+});
