@@ -15,21 +15,38 @@ export async function findEndpoint(pool: pg.Pool, tenantId: string, id: string):
   return q.rows[0] ?? null;
 }
 
-/** Inserts an endpoint unless the tenant has `max` already (checked in the insert itself, so
- *  concurrent registrations cannot pass the cap together); null when at the cap. */
+/**
+ * Inserts an endpoint unless the tenant has `max` already; null when at the cap. The count and the
+ * insert run under a per-tenant transaction lock: one statement alone is not enough, since under
+ * READ COMMITTED concurrent inserts do not see each other's rows, and 60 registrations at once
+ * made 22–32 endpoints.
+ */
 export async function createEndpoint(
   pool: pg.Pool,
   e: { tenantId: string; url: string; events: string[]; description: string | null; secret: string },
   max: number,
 ): Promise<Row | null> {
-  const q = await pool.query(
-    `INSERT INTO webhook_endpoints (tenant_id, url, events, description, secret)
-     SELECT $1, $2, $3, $4, $5
-      WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $6
-     RETURNING *`,
-    [e.tenantId, e.url, e.events, e.description, e.secret, max],
-  );
-  return q.rows[0] ?? null;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints/' || $1, 0))`, [
+      e.tenantId,
+    ]);
+    const q = await client.query(
+      `INSERT INTO webhook_endpoints (tenant_id, url, events, description, secret)
+       SELECT $1, $2, $3, $4, $5
+        WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $6
+       RETURNING *`,
+      [e.tenantId, e.url, e.events, e.description, e.secret, max],
+    );
+    await client.query('COMMIT');
+    return q.rows[0] ?? null;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 export async function listEndpoints(pool: pg.Pool, tenantId: string): Promise<Row[]> {

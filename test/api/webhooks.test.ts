@@ -53,3 +53,27 @@ test("an endpoint is its tenant's only: listing, deliveries, replay and delete a
   assert.equal((await a.as(h.http.get('/v1/webhooks')).expect(200)).body.data.length, 0);
   await h.admin(h.http.get('/v1/webhooks')).expect(403);
 });
+
+test('registrations at once cannot pass the 20-endpoint limit together', async () => {
+  const c = await h.createTenant();
+  // Several rounds: whether two inserts overlap is up to timing (the unguarded count let 22–32 of
+  // 60 through in every round on this machine).
+  for (let round = 0; round < 4; round++) {
+    for (const e of (await c.as(h.http.get('/v1/webhooks')).expect(200)).body.data)
+      await c.as(h.http.delete(`/v1/webhooks/${e.id}`)).expect(204);
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, async () => {
+        const r = await fetch(`${h.api.url}/v1/webhooks`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${c.token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ url: 'https://93.184.216.34/hook' }),
+        });
+        await r.arrayBuffer();
+        return r.status;
+      }),
+    );
+    assert.equal(statuses.filter((s) => s === 201).length, 20, `answers: ${statuses.join(' ')}`);
+    assert.ok(statuses.every((s) => s === 201 || s === 409));
+    assert.equal((await c.as(h.http.get('/v1/webhooks')).expect(200)).body.data.length, 20);
+  }
+});
