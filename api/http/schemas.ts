@@ -17,6 +17,13 @@ export const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain NUL
 export const INT4_MAX = 2 ** 31 - 1;
 const int4Query = () => z.coerce.number().int().min(0).max(INT4_MAX);
 
+/**
+ * A time in milliseconds since the epoch, as a query parameter: at most the last instant a `Date`
+ * holds (±8.64e15 ms), so that it can be written back as an ISO time (past it, toISOString throws).
+ */
+export const MAX_DATE_MS = 8.64e15;
+export const epochMsQuery = () => z.coerce.number().int().min(0).max(MAX_DATE_MS);
+
 /** A page of an admin list: `limit` and the `after` cursor a previous page returned. */
 export const pageQuery = z
   .strictObject({

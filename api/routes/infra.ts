@@ -10,7 +10,7 @@ import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { nodeListSchema, pageQuery, poolListSchema, uuidParam } from '../http/schemas.js';
+import { epochMsQuery, nodeListSchema, pageQuery, poolListSchema, uuidParam } from '../http/schemas.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -99,10 +99,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
 
   const timelineQuery = z.strictObject({
-    since: z.coerce
-      .number()
-      .int()
-      .min(0)
+    since: epochMsQuery()
       .optional()
       .openapi({ description: 'Only holds that started at or after this time (ms)' }),
     limit: z.coerce.number().int().min(1).max(10_000).default(1000),

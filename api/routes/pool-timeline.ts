@@ -10,6 +10,7 @@ import { notFound } from '../../common/errors.js';
 import { poolNameSchema } from '../../common/job-spec.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
+import { epochMsQuery } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { readPoolTimeline } from '../jobs/pool-timeline.js';
 import type { ApiDeps } from '../deps.js';
@@ -18,7 +19,7 @@ const DEFAULT_WINDOW_MS = 15 * 60_000;
 
 const params = z.object({ name: poolNameSchema });
 const query = z.strictObject({
-  since: z.coerce.number().int().min(0).optional().openapi({
+  since: epochMsQuery().optional().openapi({
     description: 'Holds that ended at or after this time (ms), and those still open; default: 15 min ago',
   }),
   limit: z.coerce

@@ -57,6 +57,30 @@ test('query numbers past their column are a 400 naming the parameter', async () 
   assert.equal(events.body.error.param, 'after');
 });
 
+test('a timeline `since` past the last time a Date holds is a 400 naming it', async () => {
+  const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'timeline' }).expect(201);
+  const token = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+  const node = (
+    await h.http
+      .post('/v1/nodes/register')
+      .set('Authorization', `Bearer ${token.body.token}`)
+      .send({
+        name: 'timeline',
+        devices: [{ index: 0, kind: 'cpu', memoryBytes: 1, freeMemoryBytes: 1, threads: 1 }],
+      })
+      .expect(200)
+  ).body.id as string;
+  for (const path of ['/v1/pools/default/timeline', `/v1/nodes/${node}/timeline`]) {
+    for (const since of ['8640000000000001', '9007199254740991']) {
+      const res = await h.admin(h.http.get(`${path}?since=${since}`));
+      assert.equal(res.status, 400, `${path}?since=${since}: ${JSON.stringify(res.body)}`);
+      assertError(res.body, 'invalid_request');
+      assert.equal(res.body.error.param, 'since');
+    }
+  }
+  await h.admin(h.http.get('/v1/pools/default/timeline?since=8640000000000000')).expect(200);
+});
+
 test('a cursor whose time PostgreSQL cannot hold is a 400 naming it', async () => {
   // Dates JavaScript parses but timestamptz does not hold (4713 BC – 294276 AD), and the
   // extended-year forms a cursor of this API never carries.
