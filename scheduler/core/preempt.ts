@@ -6,6 +6,11 @@
  *              admission and its share after admission ≤ the victim tenant's share after the victim
  *              leaves (Kueue's LessThanOrEqualToFinalShare: two tenants cannot take turns
  *              preempting each other, since each preemption moves the shares towards each other);
+ *   shrink   — a job holding more devices than its spec's minimum (grown into idle devices by
+ *              `maxDevices`), for a job that fits in what it grew into: growth never delays anyone,
+ *              and it restarts at its minimum beside the preemptor. Any job's, after the others:
+ *              a job grown from 1 to 4 devices kept every narrower job waiting until it ended, since
+ *              nothing joins a 4-device group and its whole footprint leaving failed the share rule;
  *   aging    — for a job past the aging bound, a job of no higher priority under the same share rule;
  *              and, with `lendReservedDevices`, any job of no higher priority that was placed on
  *              loan: queued after the aged job and placed while it was already waiting past the bound
@@ -48,6 +53,11 @@ export interface VictimContext {
   claimed: Set<string>;
   /** Each running job's part of the pool's devices and memory (for the share rules). */
   footprint: ReadonlyMap<string, { devices: number; memory: number }>;
+}
+
+/** Devices a running job holds beyond its spec's minimum: what it grew into (`maxDevices`). */
+export function grownBy(v: RunningJob): number {
+  return v.devices.length - (v.minDevices ?? v.devices.length);
 }
 
 /** A job's part of the pool: devices (a device shared by n jobs counts 1/n) and device memory. */
@@ -115,8 +125,7 @@ export function victimRules(
       const after = fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0));
       return preemptorShare <= after + 1e-12 || (wideAndStarved && shareBefore < after - 1e-12);
     };
-    return (v: RunningJob): PreemptDecision['reason'] | null => {
-      if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+    const reasonFor = (v: RunningJob): PreemptDecision['reason'] | null => {
       if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
         // A lent device goes back to the aged job, but not across tenants against the share rule
         // when the aged job's tenant would borrow: the device went where the fair order would have
@@ -132,6 +141,10 @@ export function victimRules(
       if (!reclaimBlocked && fair.borrowing(v.tenantId)) return 'reclaim';
       if (aged && v.priority <= job.priority) return 'aging';
       return null;
+    };
+    return (v: RunningJob): PreemptDecision['reason'] | null => {
+      if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
+      return reasonFor(v) ?? (need <= grownBy(v) ? 'shrink' : null);
     };
   };
   const judged = reasonsAt({ devices: whole.devices / n, memory: whole.memory / n });
@@ -286,14 +299,16 @@ export function movesElsewhere(reason: string | null | undefined): boolean {
 
 /**
  * The job a requeued victim's devices go to first (`QueuedJob.preemptedFor`): its preemptor, for a
- * preemption by reclaim, aging or priority. A move elsewhere has its own (`returnFor`), and a
+ * preemption by reclaim, aging, priority or shrink. A move elsewhere has its own (`returnFor`), and a
  * re-planning move frees devices for nobody.
  */
 export function preemptedForOf(
   reason: string | null | undefined,
   forJobId: string | null | undefined,
 ): string | null {
-  return reason === 'reclaim' || reason === 'aging' || reason === 'priority' ? (forJobId ?? null) : null;
+  return reason === 'reclaim' || reason === 'aging' || reason === 'priority' || reason === 'shrink'
+    ? (forJobId ?? null)
+    : null;
 }
 
 /**

@@ -103,6 +103,12 @@ export interface RunningJob {
   priority: number;
   nodeId: string;
   devices: number[];
+  /**
+   * The fewest devices its spec asks for (`resources.devices`); holding more, it grew into idle
+   * devices (`maxDevices`) and gives them back to a job that waits for them (preempt.ts, `shrink`).
+   * Absent: what it holds.
+   */
+  minDevices?: number;
   plan: JobPlan;
   placedAt: number;
   /** When it last entered the queue before this placement (a job placed on loan entered after the aged job it jumped). */
@@ -275,8 +281,8 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`). */
-  reason: 'priority' | 'reclaim' | 'aging' | 'replan' | 'compact' | 'spread';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`). */
+  reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread';
   /** The queued job the devices are freed for. */
   forJobId: string;
   /** `compact` and `spread`: the devices the job moves to. */

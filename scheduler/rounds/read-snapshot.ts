@@ -360,6 +360,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       priority: r.priority,
       nodeId: r.node_id,
       devices,
+      minDevices: res.devices ?? devices.length,
       // A running job is costed as it runs: its placement's mode, split and micro-batches.
       plan: planJob({
         ...(split ? { split } : {}),
