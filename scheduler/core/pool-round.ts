@@ -11,7 +11,8 @@ import { admissionOrder, isPromoted } from './order.js';
 import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
 import { findCompaction, type CompactionMove } from './compact.js';
 import { findSpreads } from './spread.js';
-import { claimLeaving, findVictims, movesElsewhere, victimRules } from './preempt.js';
+import { claimLeaving, findVictims, grownBy, movesElsewhere, victimRules } from './preempt.js';
+import { quotaShrinks } from './quota-shrink.js';
 import { findReclaimingCompaction, reclaimCompactionApplies } from './reclaim-compact.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
@@ -259,6 +260,14 @@ export function schedulePool(
       out.preempt.push({ jobId: m.jobId, tenantId: m.tenantId, reason: 'compact', forJobId, moveTo: m.to });
     }
   };
+  // Each tenant's jobs grown into idle devices: a job its device quota holds back takes that back.
+  const grownOf = new Map<string, RunningJob[]>();
+  for (const r of input.running)
+    if (grownBy(r) > 0) {
+      const list = grownOf.get(r.tenantId);
+      if (list) list.push(r);
+      else grownOf.set(r.tenantId, [r]);
+    }
   const blockedReason = (b: QueuedJob, job: QueuedJob): WaitReason =>
     b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
 
@@ -277,6 +286,16 @@ export function schedulePool(
       active + plan.devicesMin > tenant.maxConcurrentDevices ||
       tenant.periodDeviceSeconds >= tenant.deviceHoursPerMonth * 3600
     ) {
+      const grown = grownOf.get(job.tenantId);
+      if (
+        grown &&
+        tenant &&
+        policy.preemption &&
+        tenant.periodDeviceSeconds < tenant.deviceHoursPerMonth * 3600
+      ) {
+        const over = active + plan.devicesMin - tenant.maxConcurrentDevices;
+        noticeVictims(quotaShrinks(job, over, grown, leaving, policy, now));
+      }
       waitFor(job, plan, notBefore, 'quota');
       continue;
     }

@@ -1,8 +1,9 @@
 /**
- * `maxDevices` growth against real processes: a job alone on an idle 2-device node grows onto both
- * devices; a 1-device job submitted after it gets them back (a `shrink` notice, not a wait until
- * the grown job ends), and the grown job resumes at its minimum from the checkpoint it wrote.
- * Before, the second job waited with reason `capacity` for the grown job to finish.
+ * `maxDevices` growth against real processes: a job alone on an idle node grows onto its devices;
+ * a 1-device job submitted after it gets them back (a `shrink` notice, not a wait until the grown
+ * job ends), and the grown job resumes at its minimum from the checkpoint it wrote. The same when
+ * what holds the second job back is its tenant's device quota, which the growth filled. Before,
+ * the second job waited (`capacity`, then `quota` with no estimate) for the grown job to finish.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,44 +23,55 @@ before(async () => {
     maxJobsPerDevice: 1,
     env: { TIMESHARE_MIN_RUN_SECONDS: '1', TIMESHARE_PREEMPT_GRACE_SECONDS: '15' },
   });
-  await c.startWorker('growth-node', 2);
+  await c.startWorker('growth-node', 3);
 });
 after(() => c.close());
 
 const devicesOf = async (id: string): Promise<number[]> =>
   (await c.sql.query(`SELECT placement->'devices' AS d FROM jobs WHERE id = $1`, [id])).rows[0]?.d ?? [];
 
+/** A job grows onto `grownTo`; a 1-device job of its tenant then gets its growth back. */
+async function growThenGiveBack(quota: Record<string, number> | undefined, grownTo: number[]) {
+  const t = await c.h.createTenant(undefined, quota);
+  const submit = async (spec: object) =>
+    (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
+
+  const grown = await submit({ ...steadyJob('grown', 2000), resources: { devices: 1, maxDevices: 3 } });
+  await waitForStatus(c, t, grown, ['running']);
+  assert.deepEqual(await devicesOf(grown), grownTo, 'grew onto idle devices');
+  await waitFor('a checkpoint', async () =>
+    (await eventsOf(c, t, grown)).some((e) => e.type === 'job.checkpoint'),
+  );
+
+  const small = await submit(steadyJob('small', 10));
+  const notice = await waitFor(
+    'a notice to the grown job',
+    async () => (await eventsOf(c, t, grown)).find((e) => e.type === 'job.preempting'),
+    60_000,
+  );
+  assert.equal(notice.data.reason, 'shrink');
+  assert.equal(notice.data.forJobId, small);
+  const done = await waitForStatus(c, t, small, ['succeeded', 'failed']);
+  assert.equal(done.status, 'succeeded', done.error ?? '');
+
+  const runs = await waitFor('the grown job running again', async () => {
+    const r = (await eventsOf(c, t, grown)).filter((e) => e.type === 'job.running');
+    return r.length >= 2 ? r : null;
+  });
+  assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
+  await t.as(c.h.http.post(`/v1/jobs/${grown}/cancel`)).expect(200);
+  await waitFor('devices free', async () => {
+    const r = await c.sql.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
+    return r.rows[0].n === 0;
+  });
+}
+
+test('a job grown into idle devices gives them back to a job that waits for them', { timeout: 240_000 }, () =>
+  growThenGiveBack(undefined, [0, 1, 2]),
+);
+
 test(
-  'a job grown into idle devices gives them back to a job that waits for them',
+  'a job grown up to its tenant’s device quota gives its growth back to the tenant’s next job',
   { timeout: 240_000 },
-  async () => {
-    const t = await c.h.createTenant('grower');
-    const submit = async (spec: object) =>
-      (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
-
-    const grown = await submit({ ...steadyJob('grown', 2000), resources: { devices: 1, maxDevices: 2 } });
-    await waitForStatus(c, t, grown, ['running']);
-    assert.deepEqual(await devicesOf(grown), [0, 1], 'grew onto the idle device');
-    await waitFor('a checkpoint', async () =>
-      (await eventsOf(c, t, grown)).some((e) => e.type === 'job.checkpoint'),
-    );
-
-    const small = await submit(steadyJob('small', 10));
-    const notice = await waitFor(
-      'a notice to the grown job',
-      async () => (await eventsOf(c, t, grown)).find((e) => e.type === 'job.preempting'),
-      60_000,
-    );
-    assert.equal(notice.data.reason, 'shrink');
-    assert.equal(notice.data.forJobId, small);
-    const done = await waitForStatus(c, t, small, ['succeeded', 'failed']);
-    assert.equal(done.status, 'succeeded', done.error ?? '');
-
-    const runs = await waitFor('the grown job running again', async () => {
-      const r = (await eventsOf(c, t, grown)).filter((e) => e.type === 'job.running');
-      return r.length >= 2 ? r : null;
-    });
-    assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
-    await t.as(c.h.http.post(`/v1/jobs/${grown}/cancel`)).expect(200);
-  },
+  () => growThenGiveBack({ maxConcurrentDevices: 2 }, [0, 1]),
 );

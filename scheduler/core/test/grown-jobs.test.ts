@@ -49,4 +49,33 @@ describe('schedule(): jobs grown into idle devices', () => {
     fresh.running[0]!.placedAt = T0 - 1000;
     assert.deepEqual(schedule(fresh, defaultPolicy, T0).preempt, []);
   });
+
+  it('gives them back to a job of its tenant that its device quota holds back, and only enough of them', () => {
+    // a's quota is its 4 devices, all held by `grown` (1 asked, 3 grown into).
+    const held = (minDevices: number, waiting: ReturnType<typeof queued>[]) =>
+      snapshot({
+        nodes: [node('n1', 8)],
+        tenants: [tenant('a', { maxConcurrentDevices: 4 }), tenant('b', { maxConcurrentDevices: 4 })],
+        running: [running('grown', 'a', 'n1', [0, 1, 2, 3], { minDevices })],
+        queued: waiting,
+      });
+    const d = schedule(held(1, [queued('q1', 'a'), queued('q2', 'a')]), defaultPolicy, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId]),
+      [['grown', 'shrink', 'q1']],
+      'one notice: what it grew into lets both start beside it at its minimum',
+    );
+    assert.deepEqual(
+      d.queue.map((v) => [v.jobId, v.waitReason]),
+      [
+        ['q1', 'quota'],
+        ['q2', 'quota'],
+      ],
+    );
+    // Not when it did not grow, nor for another tenant's quota.
+    assert.deepEqual(schedule(held(4, [queued('q1', 'a')]), defaultPolicy, T0).preempt, []);
+    const other = held(1, [queued('b1', 'b')]);
+    other.tenants[1]!.activeDevices = 4;
+    assert.deepEqual(schedule(other, defaultPolicy, T0).preempt, []);
+  });
 });
