@@ -7,7 +7,7 @@
  *
  *   queued ─place (scheduler/rounds/apply-decisions.ts)→ placed ─start→ running ─finish→ succeeded | failed
  *   placed | running ─requeue(preempted | node_lost | crashed | drained)→ queued   (or failed once
- *   a crash exhausts maxAttempts)
+ *   a crash exhausts maxAttempts: runs, less those the scheduler preempted)
  */
 import type pg from 'pg';
 
@@ -98,17 +98,19 @@ export function requeueJob(
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id, attempts, max_attempts, node_id, preempt_reason FROM jobs
+       SELECT id, devices, tenant_id, attempts, max_attempts, preemptions, node_id, preempt_reason FROM jobs
         WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND status IN ('placed', 'running') FOR UPDATE
      ), verdict AS (
-       SELECT prev.*, ($3 = 'crashed' AND attempts >= max_attempts) AS exhausted FROM prev
+       -- maxAttempts is the runs a crashing job gets: runs the scheduler ended by preemption are not
+       -- the job's, and counting them failed a job preempted twice on its first crash.
+       SELECT prev.*, ($3 = 'crashed' AND attempts - preemptions >= max_attempts) AS exhausted FROM prev
      ), j AS (
        UPDATE jobs SET
          status = CASE WHEN v.exhausted THEN 'failed'::"JobStatus" ELSE 'queued'::"JobStatus" END,
          queue_seq = CASE WHEN v.exhausted THEN queue_seq ELSE queue_seq + 1 END,
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
          queued_at = now(), requeue_reason = $3, preempt_requested_at = NULL, preempt_reason = NULL,
-         preemptions = preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
+         preemptions = jobs.preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
          wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop'
                             WHEN $3 = 'preempted' THEN 'preempted' ELSE 'capacity' END,
          finished_at = CASE WHEN v.exhausted THEN now() ELSE NULL END,

@@ -1,0 +1,61 @@
+/**
+ * `maxAttempts` is the runs a crashing job gets (docs/api.md), so runs the scheduler ended by a
+ * preemption (priority, reclaim, shrink, a move) do not use it up. Before, every run counted: a job
+ * preempted twice failed on its first crash with maxAttempts 3 (seen on npm start: preempted by a
+ * `shrink`, drained, then one LockLostError, and `job.failed`), and its crash back-off doubled
+ * once per preemption.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { acquireLease } from '../../../scheduler/rounds/leader.js';
+import { readSnapshot } from '../../../scheduler/rounds/read-snapshot.js';
+import {
+  insertRunningJob,
+  tenantPoolNode,
+  useRoundDatabase,
+} from '../../../scheduler/rounds/test/round-db.js';
+import { requeueJob, startJob } from '../transitions.js';
+
+const db = useRoundDatabase();
+
+/** A running job on its node with no run counted yet: placed again and started, as a daemon would. */
+async function runningJob(name: string) {
+  const pool = db.pool();
+  const at = await tenantPoolNode(pool);
+  const spec = { resources: { devices: 1 }, workflow: { steps: 100, task: { name: 'addition' } } };
+  const id = await insertRunningJob(pool, { ...at, device: 0, name, spec });
+  const again = async () => {
+    await pool.query(
+      `UPDATE jobs SET status = 'placed', node_id = $2::uuid, placement = $3::jsonb, sched_epoch = $4
+        WHERE id = $1`,
+      [id, at.nodeId, { nodeId: at.nodeId, devices: [0] }, (await acquireLease(pool, 'test', 60_000))!.epoch],
+    );
+    await startJob(pool, id, at.nodeId, null);
+  };
+  await pool.query(`UPDATE jobs SET status = 'queued', node_id = NULL, placement = NULL WHERE id = $1`, [id]);
+  await again();
+  const status = async () => (await pool.query(`SELECT status FROM jobs WHERE id = $1`, [id])).rows[0].status;
+  return { id, nodeId: at.nodeId, again, status };
+}
+
+test('preempted runs do not count against maxAttempts, crashed ones do', async () => {
+  const pool = db.pool();
+  const j = await runningJob('preempted-twice');
+  await requeueJob(pool, j.id, j.nodeId, 'preempted', null);
+  await j.again();
+  await requeueJob(pool, j.id, j.nodeId, 'preempted', null);
+  await j.again();
+  await requeueJob(pool, j.id, j.nodeId, 'crashed', 'boom');
+  assert.equal(await j.status(), 'queued', 'a first crash after two preemptions is retried');
+  // Its crash back-off counts its crashed run only: 5 s, not 5 × 2^2.
+  const queued = (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === j.id);
+  assert.equal(queued?.attempts, 1);
+
+  const k = await runningJob('crashes');
+  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  await k.again();
+  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  await k.again();
+  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  assert.equal(await k.status(), 'failed', 'the third crash of maxAttempts 3 fails it');
+});
