@@ -245,6 +245,8 @@ function headlineRatios(rows: Summary[], w: SimWorkload): number[] {
     ts.jobsPerHour / temporal.jobsPerHour,
     Math.min(...ts.tenants.map((t) => t.ratio)),
     ts.meanCompletion / Math.min(fifo.meanCompletion, kueue.meanCompletion),
+    ts.p95Completion / Math.min(fifo.p95Completion, kueue.p95Completion),
+    ts.preemptions,
     ...ceilingRatios(workloadCeilings(w)),
   ];
 }
@@ -279,6 +281,8 @@ function acrossSeeds(
     'jobs/h over the makespan ÷ temporal only',
     'lowest tenant share / entitled (target ≥ 0.9)',
     'mean completion ÷ the better baseline (< 1 is better)',
+    'p95 completion ÷ the better baseline (< 1 is better)',
+    'preemption notices (Timeshare)',
     ...CEILING_NAMES,
   ];
   out();
