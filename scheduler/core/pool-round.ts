@@ -13,6 +13,7 @@ import { findCompaction, type CompactionMove } from './compact.js';
 import { findSpreads } from './spread.js';
 import { claimLeaving, findVictims, grownBy, movesElsewhere, victimRules } from './preempt.js';
 import { quotaShrinks } from './quota-shrink.js';
+import { quotaPriorityPreemption } from './quota-priority.js';
 import { findReclaimingCompaction, reclaimCompactionApplies } from './reclaim-compact.js';
 import { stageDeviceMap } from '../../common/node-protocol/placement.js';
 import type {
@@ -268,6 +269,19 @@ export function schedulePool(
       if (list) list.push(r);
       else grownOf.set(r.tenantId, [r]);
     }
+  // Each tenant's running jobs in the pool, for a job its device quota holds back (quota-priority.ts).
+  let byTenant: Map<string, RunningJob[]> | null = null;
+  const runningOf = (tenantId: string): readonly RunningJob[] => {
+    if (!byTenant) {
+      byTenant = new Map();
+      for (const r of input.running) {
+        const list = byTenant.get(r.tenantId);
+        if (list) list.push(r);
+        else byTenant.set(r.tenantId, [r]);
+      }
+    }
+    return byTenant.get(tenantId) ?? [];
+  };
   const blockedReason = (b: QueuedJob, job: QueuedJob): WaitReason =>
     b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
 
@@ -296,7 +310,27 @@ export function schedulePool(
         const over = active + plan.devicesMin - tenant.maxConcurrentDevices;
         noticeVictims(quotaShrinks(job, over, grown, leaving, policy, now));
       }
-      waitFor(job, plan, notBefore, 'quota');
+      let reason: WaitReason = 'quota';
+      const own = runningOf(job.tenantId);
+      if (
+        tenant &&
+        policy.preemption &&
+        searches < MAX_PREEMPTION_SEARCHES &&
+        tenant.periodDeviceSeconds < tenant.deviceHoursPerMonth * 3600 &&
+        own.some((r) => r.priority < job.priority && !leaving.has(r.id)) &&
+        !out.preempt.some((p) => p.forJobId === job.id)
+      ) {
+        searches++;
+        const over = active + plan.devicesMin - tenant.maxConcurrentDevices;
+        const taken = quotaPriorityPreemption(model, job, plan, over, own, leaving, policy, now);
+        if (taken) {
+          noticeVictims(taken.victims);
+          // Kept for it for the rest of the round, as a preemptor's devices are (`found` below).
+          model.add(taken.nodeId, taken.devices, { jobId: job.id, tenantId: job.tenantId, plan });
+          reason = 'priority';
+        }
+      }
+      waitFor(job, plan, notBefore, reason);
       continue;
     }
     // Behind a blocked aged job: a job that ends before its reservation may start; with lending any

@@ -4,6 +4,8 @@
  * job ends), and the grown job resumes at its minimum from the checkpoint it wrote. The same when
  * what holds the second job back is its tenant's device quota, which the growth filled. Before,
  * the second job waited (`capacity`, then `quota` with no estimate) for the grown job to finish.
+ * And a tenant at its device quota: its urgent job takes the quota from its low-priority one (a
+ * `priority` notice) rather than waiting on `quota` for it to end.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,4 +76,35 @@ test(
   'a job grown up to its tenant’s device quota gives its growth back to the tenant’s next job',
   { timeout: 240_000 },
   () => growThenGiveBack({ maxConcurrentDevices: 2 }, [0, 1]),
+);
+
+test(
+  'an urgent job its tenant’s device quota holds back preempts the tenant’s low-priority job',
+  { timeout: 240_000 },
+  async () => {
+    const t = await c.h.createTenant(undefined, { maxConcurrentDevices: 1 });
+    const submit = async (spec: object) =>
+      (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
+    const low = await submit({ ...steadyJob('low', 2000), priority: 'low' });
+    await waitForStatus(c, t, low, ['running']);
+    await waitFor('a checkpoint', async () =>
+      (await eventsOf(c, t, low)).some((e) => e.type === 'job.checkpoint'),
+    );
+    const urgent = await submit({ ...steadyJob('urgent', 10), priority: 'urgent' });
+    const notice = await waitFor(
+      'a notice to the low-priority job',
+      async () => (await eventsOf(c, t, low)).find((e) => e.type === 'job.preempting'),
+      60_000,
+    );
+    assert.equal(notice.data.reason, 'priority');
+    assert.equal(notice.data.forJobId, urgent);
+    const done = await waitForStatus(c, t, urgent, ['succeeded', 'failed']);
+    assert.equal(done.status, 'succeeded', done.error ?? '');
+    const runs = await waitFor('the low-priority job running again', async () => {
+      const r = (await eventsOf(c, t, low)).filter((e) => e.type === 'job.running');
+      return r.length >= 2 ? r : null;
+    });
+    assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
+    await t.as(c.h.http.post(`/v1/jobs/${low}/cancel`)).expect(200);
+  },
 );

@@ -522,6 +522,51 @@ describe('schedule(): preemption', () => {
     assert.deepEqual(young.preempt, [], 'inside its minimum run time');
   });
 
+  it('preempts its own lower-priority jobs for a job its device quota holds back, only if that lets it run', () => {
+    const quota = (max: number, jobs: ReturnType<typeof running>[], urgent = {}) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 4)],
+          tenants: [tenant('a', { maxConcurrentDevices: max })],
+          running: jobs,
+          queued: [queued('urgent', 'a', { priority: 3, ...urgent })],
+        }),
+        kueueLikePolicy,
+        T0,
+      );
+    const low = (id: string, devices: number[], over = {}) =>
+      running(id, 'a', 'n1', devices, { priority: 0, ...over });
+    // At its quota of 2 with a low-priority 2-device job: the urgent job takes the quota from it.
+    const d = quota(2, [low('low', [0, 1])], { devices: 2, maxDevices: 2 });
+    assert.deepEqual(
+      d.preempt.map((p) => [p.jobId, p.reason, p.forJobId]),
+      [['low', 'priority', 'urgent']],
+    );
+    assert.equal(view(d, 'urgent')!.waitReason, 'priority');
+    // As few as the quota needs: the most recently placed of the lowest priority, not the normal one.
+    const three = [
+      low('low1', [0], { placedAt: T0 - 7_200_000 }),
+      low('low2', [1]),
+      running('normal', 'a', 'n1', [2], { priority: 1 }),
+    ];
+    assert.deepEqual(
+      quota(3, three).preempt.map((p) => p.jobId),
+      ['low2'],
+    );
+    // Nothing when only jobs of its priority or higher hold the quota, when what it could free would
+    // not bring it under, or while a notice for it is out.
+    const same = quota(1, [running('peer', 'a', 'n1', [0], { priority: 3 })]);
+    assert.deepEqual(same.preempt, []);
+    assert.equal(view(same, 'urgent')!.waitReason, 'quota');
+    const short = quota(2, [low('low', [0]), running('peer', 'a', 'n1', [1], { priority: 3 })], {
+      devices: 2,
+      maxDevices: 2,
+    });
+    assert.deepEqual(short.preempt, [], 'one device freed, two needed: nobody restarts for nothing');
+    const noticed = quota(1, [low('low', [0], { preemptRequestedAt: T0 - 1000 })]);
+    assert.deepEqual(noticed.preempt, []);
+  });
+
   it('reclaims from a borrowing tenant for one under its share, and never back and forth', () => {
     // b borrowed all 4 devices while a was away; a wants 2 back.
     const s = snapshot({
