@@ -23,7 +23,10 @@ export interface Waiting {
   job: QueuedJob;
   plan: JobPlan;
   reason: WaitReason;
-  /** Earliest time it may start regardless of capacity (crash back-off), or 0. */
+  /**
+   * Earliest time it may start regardless of capacity (crash back-off; for a job its quota holds
+   * back, when its tenant's jobs free the quota), or 0; Infinity: not foreseen.
+   */
   notBefore: number;
 }
 
@@ -197,7 +200,9 @@ export function estimateQueue(
     perTenant.set(w.job.tenantId, tenantPosition);
     const need = w.plan.devicesMin;
     let estimatedStartAt: number | null = null;
-    const own = w.reason === 'quota' ? null : free.earliest(need);
+    // A job its quota holds back starts no earlier than its tenant's jobs free the quota (`notBefore`;
+    // Infinity: not foreseen, no estimate).
+    const own = Number.isFinite(w.notBefore) ? free.earliest(need) : null;
     if (own) {
       const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone);
       const notBefore = Math.max(now, w.notBefore);

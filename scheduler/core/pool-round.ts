@@ -282,6 +282,26 @@ export function schedulePool(
     }
     return byTenant.get(tenantId) ?? [];
   };
+  // Devices the tenant would hold beyond its concurrent-device quota with the job; Infinity when its
+  // device-hours for the month are spent (nothing running ends that) or it has no quota row.
+  const overQuota = (tenant: TenantState | undefined, active: number, plan: JobPlan) =>
+    !tenant || tenant.periodDeviceSeconds >= tenant.deviceHoursPerMonth * 3600
+      ? Infinity
+      : active + plan.devicesMin - tenant.maxConcurrentDevices;
+  // When enough of the tenant's jobs in the pool are predicted to have ended for `over` devices to
+  // come back under its quota, or Infinity (its jobs elsewhere hold the rest: no estimate).
+  const quotaFreesAt = (tenantId: string, devices: number): number => {
+    if (!Number.isFinite(devices)) return Infinity;
+    const ends = runningOf(tenantId)
+      .map((r) => ({ at: leavesAt.get(r.id)?.at ?? endOf.get(r.id) ?? Infinity, n: r.devices.length }))
+      .sort((a, b) => a.at - b.at);
+    let left = devices;
+    for (const e of ends) {
+      left -= e.n;
+      if (left <= 0) return e.at;
+    }
+    return Infinity;
+  };
   const blockedReason = (b: QueuedJob, job: QueuedJob): WaitReason =>
     b.priority > job.priority ? 'priority' : job.requeueReason === 'preempted' ? 'preempted' : 'capacity';
 
@@ -300,28 +320,21 @@ export function schedulePool(
       active + plan.devicesMin > tenant.maxConcurrentDevices ||
       tenant.periodDeviceSeconds >= tenant.deviceHoursPerMonth * 3600
     ) {
+      // Devices over the quota with the job; Infinity: its device-hours are spent, which no notice frees.
+      const over = overQuota(tenant, active, plan);
       const grown = grownOf.get(job.tenantId);
-      if (
-        grown &&
-        tenant &&
-        policy.preemption &&
-        tenant.periodDeviceSeconds < tenant.deviceHoursPerMonth * 3600
-      ) {
-        const over = active + plan.devicesMin - tenant.maxConcurrentDevices;
+      if (grown && policy.preemption && Number.isFinite(over))
         noticeVictims(quotaShrinks(job, over, grown, leaving, policy, now));
-      }
       let reason: WaitReason = 'quota';
       const own = runningOf(job.tenantId);
       if (
-        tenant &&
         policy.preemption &&
+        Number.isFinite(over) &&
         searches < MAX_PREEMPTION_SEARCHES &&
-        tenant.periodDeviceSeconds < tenant.deviceHoursPerMonth * 3600 &&
         own.some((r) => r.priority < job.priority && !leaving.has(r.id)) &&
         !out.preempt.some((p) => p.forJobId === job.id)
       ) {
         searches++;
-        const over = active + plan.devicesMin - tenant.maxConcurrentDevices;
         const taken = quotaPriorityPreemption(model, job, plan, over, own, leaving, policy, now);
         if (taken) {
           noticeVictims(taken.victims);
@@ -330,7 +343,7 @@ export function schedulePool(
           reason = 'priority';
         }
       }
-      waitFor(job, plan, notBefore, reason);
+      waitFor(job, plan, Math.max(notBefore, quotaFreesAt(job.tenantId, over)), reason);
       continue;
     }
     // Behind a blocked aged job: a job that ends before its reservation may start; with lending any

@@ -522,6 +522,26 @@ describe('schedule(): preemption', () => {
     assert.deepEqual(young.preempt, [], 'inside its minimum run time');
   });
 
+  it('estimates when a job its quota holds back starts: once its tenant’s jobs free the quota', () => {
+    const d = (over = {}) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 4)],
+          tenants: [tenant('a', { maxConcurrentDevices: 2, ...over })],
+          // 50 steps of 10 s left, and 20.
+          running: [running('r1', 'a', 'n1', [0]), running('r2', 'a', 'n1', [1], { stepsDone: 80 })],
+          queued: [queued('q', 'a', { devices: 2, maxDevices: 2 })],
+        }),
+        defaultPolicy,
+        T0,
+      );
+    const q = view(d(), 'q')!;
+    assert.equal(q.waitReason, 'quota');
+    assert.equal(q.estimatedStartAt, T0 + 500_000, 'both must end for two devices to come back');
+    const spent = view(d({ deviceHoursPerMonth: 1, periodDeviceSeconds: 3600 }), 'q')!;
+    assert.equal(spent.estimatedStartAt, null, 'device-hours spent: nothing running frees them');
+  });
+
   it('preempts its own lower-priority jobs for a job its device quota holds back, only if that lets it run', () => {
     const quota = (max: number, jobs: ReturnType<typeof running>[], urgent = {}) =>
       schedule(
