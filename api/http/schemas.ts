@@ -81,6 +81,21 @@ export const apiKeyCreatedSchema = z
   .object({ id: z.uuid(), prefix: z.string(), apiKey: z.string().openapi({ description: 'Shown once' }) })
   .openapi('ApiKeyCreated');
 
+export const nodeKeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string().nullable(),
+    prefix: z.string(),
+    createdAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable().openapi({ description: 'Last exchanged for a token' }),
+    revokedAt: z.iso.datetime().nullable(),
+  })
+  .openapi('NodeKey');
+
+export const nodeKeyListSchema = z
+  .object({ data: z.array(nodeKeySchema), nextCursor: z.string().nullable() })
+  .openapi('NodeKeyList');
+
 export const tenantSchema = z
   .object({
     id: z.uuid(),

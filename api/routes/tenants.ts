@@ -7,6 +7,7 @@ import {
   apiKeyCreatedSchema,
   createKeySchema,
   createTenantSchema,
+  nodeKeyListSchema,
   pageQuery,
   quotaSchema,
   quotaUpdateSchema,
@@ -17,7 +18,7 @@ import {
 import { parseOrThrow } from '../http/validate.js';
 import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import type { ApiDeps } from '../deps.js';
-import { createApiKey, revokeApiKey } from '../tenants/api-keys.js';
+import { createApiKey, listNodeKeys, revokeApiKey, revokeNodeKey } from '../tenants/api-keys.js';
 import { createTenant } from '../tenants/create-tenant.js';
 import { findTenant } from '../tenants/find-tenant.js';
 import { listTenants } from '../tenants/list-tenants.js';
@@ -189,6 +190,53 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   r.post('/v1/node-keys', admin, async (req, res) => {
     const { name = null } = parseOrThrow(createKeySchema, req.body ?? {});
     res.status(201).json(await createApiKey(prisma, { role: 'node', name }));
+  });
+
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/node-keys',
+    operationId: 'listNodeKeys',
+    description:
+      'Node keys in creation order, revoked ones included, without their secret: find a key by its `prefix`. ' +
+      'Pages of `limit`, the next one `after` the `nextCursor`.',
+    summary: 'List node credentials (id, name, prefix, last use, revocation)',
+    tags: ['nodes'],
+    request: { query: pageQuery },
+    responses: { 200: json(nodeKeyListSchema) },
+  });
+  r.get('/v1/node-keys', admin, async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    const keys = await listNodeKeys(prisma, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
+    const { data, nextCursor } = page(keys, q.limit, (k) => encodeCursor(k.createdAt.toISOString(), k.id));
+    res.json({
+      data: data.map((k) => ({
+        id: k.id,
+        name: k.name,
+        prefix: k.prefix,
+        createdAt: k.createdAt.toISOString(),
+        lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+        revokedAt: k.revokedAt?.toISOString() ?? null,
+      })),
+      nextCursor,
+    });
+  });
+
+  registerRoute(registry, {
+    method: 'delete',
+    path: '/v1/node-keys/{id}',
+    operationId: 'revokeNodeKey',
+    description:
+      'The key mints no more tokens; revoking a revoked key is a no-op. Tokens already minted stay valid ' +
+      'until they expire (TIMESHARE_JWT_TTL_SECONDS); a node registered with the key stays bound to it, ' +
+      'so release it (POST /v1/nodes/{id}/release) to cut those tokens off at once or let another key register it.',
+    summary: 'Revoke a node key (tokens already minted expire on their own)',
+    tags: ['nodes'],
+    request: { params: idParams },
+    responses: { 204: { description: 'Revoked' } },
+  });
+  r.delete('/v1/node-keys/:id', admin, async (req, res) => {
+    await revokeNodeKey(prisma, req.params.id as string);
+    res.status(204).end();
   });
 
   return r;

@@ -1,4 +1,4 @@
-/** API keys as rows: another tenant key or a node key (returned once, stored hashed), revocation. */
+/** API keys as rows: another tenant key or a node key (returned once, stored hashed), listing, revocation. */
 import { notFound } from '../../common/errors.js';
 import type { PrismaClient } from '../../common/db.js';
 import { generateApiKey } from '../auth/api-keys.js';
@@ -25,3 +25,28 @@ export async function revokeApiKey(prisma: PrismaClient, tenantId: string, keyId
   if (n.count > 0) return;
   if (!(await prisma.apiKey.findFirst({ where: { id: keyId, tenantId } }))) throw notFound('key');
 }
+
+/** Revokes a node key; revoking a revoked key is a no-op, a tenant's key (or none) a 404. */
+export async function revokeNodeKey(prisma: PrismaClient, keyId: string): Promise<void> {
+  if (!uuidParam.safeParse(keyId).success) throw notFound('node key');
+  const n = await prisma.apiKey.updateMany({
+    where: { id: keyId, role: 'node', revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  if (n.count > 0) return;
+  if (!(await prisma.apiKey.findFirst({ where: { id: keyId, role: 'node' } }))) throw notFound('node key');
+}
+
+/** A page of node keys in creation order, after a keyset cursor (created_at, id); never the secret. */
+export const listNodeKeys = (prisma: PrismaClient, after: { at: Date; id: string } | null, take: number) =>
+  prisma.apiKey.findMany({
+    select: { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true },
+    where: {
+      role: 'node',
+      ...(after
+        ? { OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }] }
+        : {}),
+    },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take,
+  });

@@ -185,4 +185,15 @@ export function adminCommands(program: Command, ctx: () => Context): void {
       const k = await unwrap((await c.admin()).POST('/v1/node-keys', { body: { name } as never }));
       emit(c, k, () => console.log(`node key ${k.id}\nTIMESHARE_NODE_KEY=${k.apiKey}`));
     });
+  nodes
+    .command('revoke-key <keyId>')
+    .description(
+      'revoke a node key: it mints no more tokens (the one a daemon holds expires on its own; ' +
+        '`POST /v1/nodes/{id}/release` cuts it off its node at once)',
+    )
+    .action(async (keyId: string) => {
+      const c = ctx();
+      await unwrap((await c.admin()).DELETE('/v1/node-keys/{id}', { params: { path: { id: keyId } } }));
+      emit(c, { revoked: keyId }, () => console.log(`revoked node key ${keyId}`));
+    });
 }

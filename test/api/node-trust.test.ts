@@ -202,6 +202,97 @@ describe('node identity', () => {
   });
 });
 
+describe('node key revocation', () => {
+  const mint = async (name: string) => {
+    const key = await h.admin(h.http.post('/v1/node-keys')).send({ name }).expect(201);
+    return key.body as { id: string; prefix: string; apiKey: string };
+  };
+  const token = (apiKey: string) => h.http.post('/v1/auth/token').send({ apiKey });
+  const bearer =
+    (t: string): As =>
+    (r) =>
+      r.set('Authorization', `Bearer ${t}`);
+
+  test('a revoked node key mints no token; its node stays bound to it until an admin releases it', async () => {
+    const key = await mint('leaked');
+    const as = bearer((await token(key.apiKey).expect(200)).body.token);
+    const reg = { name: 'leaky-node', devices: [device] };
+    const nodeId = (await as(h.http.post('/v1/nodes/register')).send(reg).expect(200)).body.id;
+
+    await h.admin(h.http.delete(`/v1/node-keys/${key.id}`)).expect(204);
+    const refused = await token(key.apiKey).expect(401);
+    assert.equal(refused.body.error.code, 'unauthorized');
+    await h.admin(h.http.delete(`/v1/node-keys/${key.id}`)).expect(204); // again: a no-op
+    await token(key.apiKey).expect(401);
+
+    // The listing shows it revoked, by id and prefix, never the secret.
+    const listed = (await h.admin(h.http.get('/v1/node-keys?limit=100')).expect(200)).body;
+    const row = listed.data.find((k: { id: string }) => k.id === key.id);
+    assert.equal(row.prefix, key.prefix);
+    assert.equal(row.name, 'leaked');
+    assert.ok(row.revokedAt);
+    assert.ok('lastUsedAt' in row);
+    assert.ok(!JSON.stringify(listed).includes(key.apiKey));
+
+    // A token minted before still works until it expires (TIMESHARE_JWT_TTL_SECONDS), and still
+    // only for its own node; releasing the node cuts it off and lets a new key register it.
+    await as(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(200);
+    const replacement = await mint('replacement');
+    const as2 = bearer((await token(replacement.apiKey).expect(200)).body.token);
+    await as2(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(404);
+    await as2(h.http.post('/v1/nodes/register')).send(reg).expect(409);
+    await h.admin(h.http.post(`/v1/nodes/${nodeId}/release`)).expect(200);
+    await as(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(404);
+    assert.equal((await as2(h.http.post('/v1/nodes/register')).send(reg).expect(200)).body.id, nodeId);
+    await as2(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(200);
+  });
+
+  test('only the admin revokes node keys, and only node keys', async () => {
+    const key = await mint('guarded');
+    const as = bearer((await token(key.apiKey).expect(200)).body.token);
+    const url = `/v1/node-keys/${key.id}`;
+    assert.equal((await as(h.http.delete(url)).expect(403)).body.error.code, 'forbidden');
+    assert.equal((await acme.as(h.http.delete(url)).expect(403)).body.error.code, 'forbidden');
+    assert.equal((await h.http.delete(url).expect(401)).body.error.code, 'unauthorized');
+    await as(h.http.get('/v1/node-keys')).expect(403);
+    await acme.as(h.http.get('/v1/node-keys')).expect(403);
+    await token(key.apiKey).expect(200); // none of those revoked it
+
+    const unknown = await h
+      .admin(h.http.delete('/v1/node-keys/00000000-0000-4000-8000-000000000000'))
+      .expect(404);
+    assert.equal(unknown.body.error.code, 'not_found');
+    await h.admin(h.http.delete('/v1/node-keys/not-a-uuid')).expect(404);
+    // A tenant's key is not a node key: 404, and it keeps working.
+    const tenantKey = await h
+      .admin(h.http.post(`/v1/tenants/${acme.id}/keys`))
+      .send({})
+      .expect(201);
+    await h.admin(h.http.delete(`/v1/node-keys/${tenantKey.body.id}`)).expect(404);
+    await token(tenantKey.body.apiKey).expect(200);
+  });
+
+  test('the node-key list pages in creation order', async () => {
+    const all: string[] = [];
+    let after: string | null = null;
+    do {
+      const q: string = after ? `&after=${encodeURIComponent(after)}` : '';
+      const res = await h.admin(h.http.get(`/v1/node-keys?limit=2${q}`)).expect(200);
+      assert.ok(res.body.data.length <= 2);
+      all.push(...res.body.data.map((k: { id: string }) => k.id));
+      after = res.body.nextCursor;
+    } while (after);
+    const rows = await h.api.deps.db.pool.query(
+      `SELECT id FROM api_keys WHERE role = 'node' ORDER BY created_at, id`,
+    );
+    assert.deepEqual(
+      all,
+      rows.rows.map((r: { id: string }) => r.id),
+    );
+    assert.ok(all.length >= 3);
+  });
+});
+
 describe('bounds and NUL bytes', () => {
   let node: As;
   let nodeId: string;

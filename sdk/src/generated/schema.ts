@@ -279,7 +279,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List node credentials (id, name, prefix, last use, revocation)
+         * @description Node keys in creation order, revoked ones included, without their secret: find a key by its `prefix`. Pages of `limit`, the next one `after` the `nextCursor`.
+         */
+        get: operations["listNodeKeys"];
         put?: never;
         /**
          * Create a node credential for a worker daemon (shown once)
@@ -287,6 +291,26 @@ export interface paths {
          */
         post: operations["createNodeKey"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/node-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a node key (tokens already minted expire on their own)
+         * @description The key mints no more tokens; revoking a revoked key is a no-op. Tokens already minted stay valid until they expire (TIMESHARE_JWT_TTL_SECONDS); a node registered with the key stays bound to it, so release it (POST /v1/nodes/{id}/release) to cut those tokens off at once or let another key register it.
+         */
+        delete: operations["revokeNodeKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1029,6 +1053,25 @@ export interface components {
             maxConcurrentDevices?: number;
             maxDevicesPerJob?: number;
             deviceHoursPerMonth?: number;
+        };
+        NodeKeyList: {
+            data: components["schemas"]["NodeKey"][];
+            nextCursor: string | null;
+        };
+        NodeKey: {
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Last exchanged for a token
+             */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
         };
         JobEventList: {
             data: components["schemas"]["JobEvent"][];
@@ -3123,6 +3166,107 @@ export interface operations {
             };
         };
     };
+    listNodeKeys: {
+        parameters: {
+            query?: {
+                limit?: number;
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeKeyList"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createNodeKey: {
         parameters: {
             query?: never;
@@ -3186,6 +3330,113 @@ export interface operations {
             /** @description `payload_too_large`: The request body exceeds the configured limit. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeNodeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
                     [name: string]: unknown;
                 };
                 content: {
