@@ -31,8 +31,29 @@ export interface Context {
   anonymous(): TimeshareClient;
 }
 
+/** The API address, from the first of --api-url, $TIMESHARE_API_URL, the login's; it must be http(s). */
 export function apiUrlOf(opts: GlobalOptions, creds: Credentials): string {
-  return opts.apiUrl ?? process.env.TIMESHARE_API_URL ?? creds.apiUrl ?? DEFAULT_API_URL;
+  const [url, from] =
+    opts.apiUrl !== undefined
+      ? [opts.apiUrl, '--api-url']
+      : process.env.TIMESHARE_API_URL !== undefined
+        ? [process.env.TIMESHARE_API_URL, 'TIMESHARE_API_URL']
+        : creds.apiUrl !== undefined
+          ? [creds.apiUrl, 'the saved login']
+          : [DEFAULT_API_URL, 'the default'];
+  let protocol: string | null = null;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // not a URL at all
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new CliError(
+      'invalid_api_url',
+      `the API URL ${JSON.stringify(url)} (from ${from}) is not an http(s) URL, e.g. ${DEFAULT_API_URL}`,
+    );
+  }
+  return url;
 }
 
 export async function exchangeKey(apiUrl: string, apiKey: string) {

@@ -14,7 +14,14 @@ export function table(head: string[], rows: (string | number | null | undefined)
   return t.toString();
 }
 
-/** The API's code and message (and the field, for validation errors) on stderr; exit code 1. */
+/** An error that is neither the API's nor the CLI's own: it has no code to show beside its message. */
+const UNCLASSIFIED = 'error';
+
+/**
+ * One line on stderr, `error: <code>: <message> (field: <param>)` — or `error: <message>` for an
+ * unclassified error, whose code would only repeat the prefix — and with --json the same as an
+ * `{"error": …}` object on stdout; exit code 1.
+ */
 export function reportError(err: unknown, json: boolean): number {
   let body: { code: string; message: string; param?: string | null; status?: number };
   if (err instanceof TimeshareError) {
@@ -25,10 +32,11 @@ export function reportError(err: unknown, json: boolean): number {
     const cause = (err as { cause?: { message?: string } }).cause?.message;
     body = { code: 'unreachable', message: `cannot reach the API${cause ? `: ${cause}` : ''}` };
   } else {
-    body = { code: 'error', message: err instanceof Error ? err.message : String(err) };
+    body = { code: UNCLASSIFIED, message: err instanceof Error ? err.message : String(err) };
   }
   if (json) console.log(JSON.stringify({ error: body }, null, 2));
+  const code = body.code === UNCLASSIFIED ? '' : `${body.code}: `;
   const field = body.param ? ` (field: ${body.param})` : '';
-  console.error(`error: ${body.code}: ${body.message}${field}`);
+  console.error(`error: ${code}${body.message}${field}`);
   return 1;
 }
