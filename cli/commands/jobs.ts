@@ -8,6 +8,13 @@ import { readSpecFile } from '../spec-file.js';
 
 export const finalStatuses = new Set(['succeeded', 'failed', 'cancelled']);
 
+/**
+ * When a polled job reached the status it is in: a finished job says when (it may have finished
+ * long before `wait` started); for the others the poll that saw the change is as close as we get.
+ */
+const statusTime = (job: Job): string =>
+  (finalStatuses.has(job.status) && job.finishedAt) || new Date().toISOString();
+
 async function getJob(ctx: Context, id: string): Promise<Job> {
   const client = await ctx.tenant();
   return unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } }));
@@ -91,7 +98,7 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       let last = '';
       for (;;) {
         const job = await getJob(c, id);
-        if (!c.json && job.status !== last) console.error(`${new Date().toISOString()}  ${job.status}`);
+        if (!c.json && job.status !== last) console.error(`${statusTime(job)}  ${job.status}`);
         last = job.status;
         if (finalStatuses.has(job.status)) {
           emit(c, job, () => console.log(describeJob(job).join('\n')));

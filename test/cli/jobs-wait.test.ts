@@ -1,0 +1,60 @@
+/** `timeshare jobs wait` against an API server (no scheduler or worker: the jobs are finished by hand). */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { runCli } from './run-cli.js';
+
+let h: Harness;
+let t: TestTenant;
+let home: string;
+let env: Record<string, string>;
+before(async () => {
+  h = await startHarness();
+  t = await h.createTenant('waiter');
+  home = await mkdtemp(path.join(tmpdir(), 'timeshare-cli-wait-'));
+  env = {
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    TIMESHARE_API_URL: h.api.url,
+    TIMESHARE_API_KEY: t.apiKey,
+  };
+});
+after(async () => {
+  await h.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+/** A job of the tenant's that finished at `finishedAt`, long before anyone waits for it. */
+async function finishedJob(
+  name: string,
+  status: 'succeeded' | 'failed',
+  finishedAt: string,
+): Promise<string> {
+  const job = await t
+    .as(h.http.post('/v1/jobs'))
+    .send({ name, workflow: { task: { name: 'addition' } } })
+    .expect(201);
+  await h.api.deps.db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [
+    job.body.id,
+    status,
+    finishedAt,
+  ]);
+  return job.body.id as string;
+}
+
+test('jobs wait on a finished job prints when it finished, not when the wait ran', async () => {
+  const at = '2021-03-04T05:06:07.089Z';
+  const ok = await finishedJob('done-long-ago', 'succeeded', at);
+  const r = await runCli(['jobs', 'wait', ok], env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, `${at}  succeeded\n`);
+  assert.match(r.stdout, new RegExp(`finished: ${at}`));
+
+  const failedAt = '2022-11-12T13:14:15.000Z';
+  const failed = await finishedJob('failed-long-ago', 'failed', failedAt);
+  const f = await runCli(['jobs', 'wait', failed], env);
+  assert.equal(f.code, 1, 'a job that did not succeed');
+  assert.equal(f.stderr, `${failedAt}  failed\n`);
+});
