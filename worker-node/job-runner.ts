@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openCheckpointStore } from '../common/storage/index.js';
-import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
+import { createEngine, Engine, EngineError, type CreateEngineOptions } from '../native/index.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
@@ -150,10 +150,22 @@ process.on('message', (msg: DaemonToRunner) => {
   if (msg.t === 'start') {
     run(msg, loopRef).then(
       () => process.exit(0),
-      (err) => {
+      async (err) => {
         process.stderr.write(
           `job ${msg.jobId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
         );
+        // The engine refusing the job's spec (a context too short for its task, say) fails the same
+        // way on every attempt: the job fails now, with the engine's reason. Anything else is a
+        // crash, retried from the last checkpoint.
+        const refused = err instanceof EngineError && err.code === 'INVALID_ARGUMENT';
+        if (refused)
+          await send({
+            t: 'finished',
+            outcome: 'failed',
+            error: `the engine cannot run this job: ${err.message}`,
+          })
+            .then(() => process.exit(0))
+            .catch(() => undefined);
         process.exit(2);
       },
     );

@@ -7,7 +7,8 @@
  *
  *   queued ─place (scheduler/rounds/apply-decisions.ts)→ placed ─start→ running ─finish→ succeeded | failed
  *   placed | running ─requeue(preempted | node_lost | crashed | drained)→ queued   (or failed once
- *   a crash exhausts maxAttempts: runs, less those the scheduler preempted)
+ *   a crash exhausts maxAttempts: runs, less those the scheduler preempted; a run that crashed
+ *   before it started, still `placed`, counts too)
  */
 import type pg from 'pg';
 
@@ -98,14 +99,19 @@ export function requeueJob(
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id, attempts, max_attempts, preemptions, node_id, preempt_reason FROM jobs
+       SELECT id, devices, tenant_id, attempts, max_attempts, preemptions, node_id, preempt_reason, status FROM jobs
         WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND status IN ('placed', 'running') FOR UPDATE
+     ), counted AS (
+       -- A run counts at its start (startJob); one that crashed before it started (its engine could
+       -- not be built, its checkpoint not read) is a run too: uncounted, it was retried forever.
+       SELECT prev.*, attempts + CASE WHEN $3 = 'crashed' AND status = 'placed' THEN 1 ELSE 0 END AS runs FROM prev
      ), verdict AS (
        -- maxAttempts is the runs a crashing job gets: runs the scheduler ended by preemption are not
        -- the job's, and counting them failed a job preempted twice on its first crash.
-       SELECT prev.*, ($3 = 'crashed' AND attempts - preemptions >= max_attempts) AS exhausted FROM prev
+       SELECT counted.*, ($3 = 'crashed' AND runs - preemptions >= max_attempts) AS exhausted FROM counted
      ), j AS (
        UPDATE jobs SET
+         attempts = v.runs,
          status = CASE WHEN v.exhausted THEN 'failed'::"JobStatus" ELSE 'queued'::"JobStatus" END,
          queue_seq = CASE WHEN v.exhausted THEN queue_seq ELSE queue_seq + 1 END,
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),

@@ -1,0 +1,90 @@
+/**
+ * Jobs that cannot run end instead of looping: a spec the engine refuses fails on its first run with
+ * the engine's reason, and a run that crashes before it starts (its checkpoint cannot be read)
+ * uses up an attempt, so the job fails once its attempts are spent.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { eventsOf, startCluster, waitFor, waitForStatus, type Cluster } from '../helpers/cluster.js';
+import { checkpointDirKey } from '../../common/storage/index.js';
+import type { TestTenant } from '../helpers/api-harness.js';
+
+let c: Cluster;
+let t: TestTenant;
+
+before(async () => {
+  c = await startCluster();
+  await c.startWorker('unrunnable-node', 1);
+  t = await c.h.createTenant('unrunnable');
+});
+after(() => c.close());
+
+const small = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  workflow: {
+    model: { preset: 'micro' },
+    task: { name: 'addition', digits: 1 },
+    steps: 3,
+    promptsPerStep: 8,
+    groupSize: 4,
+    checkpointEvery: 3,
+    warmup: { maxSteps: 0 },
+    ...extra,
+  },
+});
+
+async function submit(spec: object): Promise<string> {
+  return (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
+}
+
+test('a spec the engine refuses fails on its first run, with the engine’s reason', async () => {
+  // Accepted by the API (contextLength ≥ 8), refused by the engine: reversal of 16 letters needs 34.
+  const id = await submit({
+    name: 'context-too-short',
+    workflow: {
+      model: { dModel: 32, layers: 1, heads: 2, contextLength: 8 },
+      task: { name: 'reversal', minLength: 16, maxLength: 16 },
+      steps: 2,
+      promptsPerStep: 8,
+      groupSize: 4,
+      warmup: { maxSteps: 0 },
+    },
+  });
+  const job = await waitForStatus(c, t, id, ['failed', 'succeeded'], 60_000);
+  assert.equal(job.status, 'failed');
+  assert.match(job.error ?? '', /engine cannot run this job: model context 8 is shorter/);
+  const events = await eventsOf(c, t, id);
+  const requeued = events.filter((e) => e.type === 'job.queued' && e.data.reason === 'crashed');
+  assert.equal(requeued.length, 0, events.map((e) => e.type).join(', '));
+});
+
+test('a run that crashes before it starts uses up an attempt', async () => {
+  const source = await submit(small('source'));
+  assert.equal((await waitForStatus(c, t, source, ['failed', 'succeeded'])).status, 'succeeded');
+  const [ck] = (await t.as(c.h.http.get(`/v1/jobs/${source}/checkpoints`)).expect(200)).body.data as {
+    id: string;
+    step: number;
+  }[];
+  assert.ok(ck);
+  // The checkpoint's record stays, its files go: every run of the job below dies reading them.
+  await rm(path.join(c.env.TIMESHARE_STORAGE_ROOT!, checkpointDirKey(source, ck.step)), {
+    recursive: true,
+    force: true,
+  });
+  const id = await submit({
+    ...small('from-lost-files'),
+    maxAttempts: 2,
+    initialCheckpoint: { jobId: source, checkpointId: ck.id },
+  });
+  const job = await waitForStatus(c, t, id, ['failed', 'succeeded'], 60_000);
+  assert.equal(job.status, 'failed');
+  assert.equal(job.attempts, 2);
+  assert.match(job.error ?? '', /job process exited with code 2/);
+  const crashes = await waitFor('the crash events', async () => {
+    const ev = await eventsOf(c, t, id);
+    return ev.some((e) => e.type === 'job.failed') ? ev : null;
+  });
+  assert.equal(crashes.filter((e) => e.type === 'job.queued' && e.data.reason === 'crashed').length, 1);
+});
