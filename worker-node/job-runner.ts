@@ -9,7 +9,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openCheckpointStore } from '../common/storage/index.js';
-import { createEngine, Engine, EngineError, type CreateEngineOptions } from '../native/index.js';
+import {
+  createEngine,
+  Engine,
+  EngineError,
+  type CreateEngineOptions,
+  type ModelPreset,
+  type TaskName,
+} from '../native/index.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
@@ -52,6 +59,21 @@ export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']
   };
 }
 
+/**
+ * The options of an engine that runs the model and task `learner` runs. A learner resumed from a
+ * checkpoint is the checkpoint's model and task, which an `initialCheckpoint` from another job need
+ * not share with this job's spec: a generator built from the spec could not attach the learner's
+ * weights, and the job crashed on every attempt.
+ */
+export function sameModelAs(learner: Engine, opts: CreateEngineOptions): CreateEngineOptions {
+  const { preset, model, task } = learner.options;
+  return {
+    ...opts,
+    model: preset ? { preset: preset as ModelPreset } : model,
+    task: { ...task, name: task.name as TaskName },
+  };
+}
+
 /** The engine from a checkpoint; a remote one is fetched into a scratch folder that never outlives this. */
 async function resumedEngine(
   store: ReturnType<typeof openCheckpointStore>,
@@ -68,7 +90,7 @@ async function resumedEngine(
 }
 
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
-  const opts = engineOptions(start.spec, start.placement);
+  let opts = engineOptions(start.spec, start.placement);
   // Spatial and hybrid: the learner and a generator each get their stage's devices from the placement.
   const spatial = start.placement.mode !== 'temporal';
   const { stages } = start.placement;
@@ -77,6 +99,8 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const engine = start.resume
     ? await resumedEngine(store, start.resume.dirKey, learnerDevice)
     : createEngine({ ...opts, device: learnerDevice });
+  // Every engine made from here on (the generator, the balancer's restarts) runs the learner's model.
+  opts = sameModelAs(engine, opts);
   const generator = spatial
     ? createEngine({
         ...opts,
