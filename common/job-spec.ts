@@ -5,7 +5,7 @@
  */
 import { z } from './zod.js';
 import { priorityLevels } from './job-status.js';
-import { algorithms, modelPresets, taskNames } from './engine-vocabulary.js';
+import { algorithms, modelPresets, presetSizes, taskNames } from './engine-vocabulary.js';
 
 export { algorithms, modelPresets, taskNames };
 export const placementModes = ['auto', 'temporal', 'spatial', 'hybrid'] as const;
@@ -41,10 +41,14 @@ export const modelSpecSchema = z
     heads: int(1, 32).optional(),
     contextLength: int(8, 4096).optional(),
   })
-  .refine((m) => m.dModel === undefined || m.heads === undefined || m.dModel % m.heads === 0, {
-    message: 'dModel must be divisible by heads',
-    path: ['heads'],
-  })
+  // Sizes it leaves out come from its preset (`presetSizes`), as the worker builds the engine.
+  .refine(
+    (m) => (m.dModel ?? presetSizes[m.preset].dModel) % (m.heads ?? presetSizes[m.preset].heads) === 0,
+    {
+      message: 'dModel must be divisible by heads (sizes left out are the preset’s)',
+      path: ['heads'],
+    },
+  )
   .openapi('ModelSpec');
 
 export const workflowSpecSchema = z

@@ -20,6 +20,7 @@ import {
 import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
+import { presetSizes } from '../common/engine-vocabulary.js';
 import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
@@ -34,7 +35,14 @@ function send(msg: RunnerToDaemon): Promise<void> {
 
 export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']): CreateEngineOptions {
   const m = spec.workflow.model;
-  const sized = m.dModel !== undefined && m.layers !== undefined && m.heads !== undefined;
+  // A spec that sets any size gets the others from its preset: the engine takes a preset or all
+  // sizes, and a lone contextLength or dModel used to be dropped (the job ran the bare preset).
+  const sized =
+    m.dModel !== undefined ||
+    m.layers !== undefined ||
+    m.heads !== undefined ||
+    m.contextLength !== undefined;
+  const preset = presetSizes[m.preset];
   return {
     device: {
       kind: 'cpu',
@@ -43,9 +51,9 @@ export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']
     },
     model: sized
       ? {
-          dModel: m.dModel!,
-          layers: m.layers!,
-          heads: m.heads!,
+          dModel: m.dModel ?? preset.dModel,
+          layers: m.layers ?? preset.layers,
+          heads: m.heads ?? preset.heads,
           ...(m.contextLength ? { context: m.contextLength } : {}),
         }
       : { preset: m.preset },

@@ -42,6 +42,11 @@ test('cross-field rules: heads divide dModel, minLength ≤ maxLength', () => {
   });
   assert.equal(bad.success, false);
   assert.deepEqual(bad.error!.issues[0]!.path, ['workflow', 'model', 'heads']);
+  // A size left out is the preset's: tiny's 4 heads do not divide 30, micro's 2 do.
+  const lone = (model: object) =>
+    jobSpecSchema.safeParse({ name: 'x', workflow: { model, task: { name: 'addition' } } });
+  assert.equal(lone({ dModel: 30 }).success, false);
+  assert.equal(lone({ preset: 'micro', dModel: 30 }).success, true);
   const len = jobSpecSchema.safeParse({
     name: 'x',
     workflow: { task: { name: 'reversal', minLength: 6, maxLength: 3 } },

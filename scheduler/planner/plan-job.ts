@@ -10,6 +10,7 @@
  * devices, pipelined in micro-batches; an explicit `hybrid` runs generation on every device and
  * training on part of them, the shared devices taken in turns under the device lock.
  */
+import { presetSizes } from '../../common/engine-vocabulary.js';
 import type { JobPlan, ProfileSummary, Workload } from '../core/types.js';
 import { CostModel, STATE_BYTES_PER_PARAMETER, type ModelFacts } from './cost-model.js';
 import { searchPlan, type CutKind, type SearchResult } from './search.js';
@@ -33,9 +34,9 @@ export const DEFAULT_PARTIAL_TAIL = 0.25;
 
 /** Parameters of a model from the spec's preset or sizes (a decoder: 12·L·d² plus embeddings). */
 export function modelParameters(model: { preset?: string; layers?: number; dModel?: number }): number {
-  const preset = { micro: [2, 64], tiny: [2, 128], small: [2, 256] }[model.preset ?? 'tiny'] ?? [2, 128];
-  const layers = model.layers ?? preset[0]!;
-  const d = model.dModel ?? preset[1]!;
+  const preset = presetSizes[(model.preset ?? 'tiny') as keyof typeof presetSizes] ?? presetSizes.tiny;
+  const layers = model.layers ?? preset.layers;
+  const d = model.dModel ?? preset.dModel;
   return 12 * layers * d * d + 2 * 16 * d;
 }
 
