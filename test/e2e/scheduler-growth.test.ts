@@ -32,6 +32,30 @@ after(() => c.close());
 const devicesOf = async (id: string): Promise<number[]> =>
   (await c.sql.query(`SELECT placement->'devices' AS d FROM jobs WHERE id = $1`, [id])).rows[0]?.d ?? [];
 
+type Tenant = Awaited<ReturnType<Cluster['h']['createTenant']>>;
+
+/**
+ * `victim` gets a notice for `forJob` with `reason`; `forJob` runs to success; `victim` runs again
+ * from the checkpoint it wrote, and is cancelled.
+ */
+async function noticedThenResumed(t: Tenant, victim: string, forJob: string, reason: string) {
+  const notice = await waitFor(
+    `a notice to ${victim}`,
+    async () => (await eventsOf(c, t, victim)).find((e) => e.type === 'job.preempting'),
+    60_000,
+  );
+  assert.equal(notice.data.reason, reason);
+  assert.equal(notice.data.forJobId, forJob);
+  const done = await waitForStatus(c, t, forJob, ['succeeded', 'failed']);
+  assert.equal(done.status, 'succeeded', done.error ?? '');
+  const runs = await waitFor(`${victim} running again`, async () => {
+    const r = (await eventsOf(c, t, victim)).filter((e) => e.type === 'job.running');
+    return r.length >= 2 ? r : null;
+  });
+  assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
+  await t.as(c.h.http.post(`/v1/jobs/${victim}/cancel`)).expect(200);
+}
+
 /** A job grows onto `grownTo`; a 1-device job of its tenant then gets its growth back. */
 async function growThenGiveBack(quota: Record<string, number> | undefined, grownTo: number[]) {
   const t = await c.h.createTenant(undefined, quota);
@@ -46,22 +70,7 @@ async function growThenGiveBack(quota: Record<string, number> | undefined, grown
   );
 
   const small = await submit(steadyJob('small', 10));
-  const notice = await waitFor(
-    'a notice to the grown job',
-    async () => (await eventsOf(c, t, grown)).find((e) => e.type === 'job.preempting'),
-    60_000,
-  );
-  assert.equal(notice.data.reason, 'shrink');
-  assert.equal(notice.data.forJobId, small);
-  const done = await waitForStatus(c, t, small, ['succeeded', 'failed']);
-  assert.equal(done.status, 'succeeded', done.error ?? '');
-
-  const runs = await waitFor('the grown job running again', async () => {
-    const r = (await eventsOf(c, t, grown)).filter((e) => e.type === 'job.running');
-    return r.length >= 2 ? r : null;
-  });
-  assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
-  await t.as(c.h.http.post(`/v1/jobs/${grown}/cancel`)).expect(200);
+  await noticedThenResumed(t, grown, small, 'shrink');
   await waitFor('devices free', async () => {
     const r = await c.sql.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
     return r.rows[0].n === 0;
@@ -91,20 +100,6 @@ test(
       (await eventsOf(c, t, low)).some((e) => e.type === 'job.checkpoint'),
     );
     const urgent = await submit({ ...steadyJob('urgent', 10), priority: 'urgent' });
-    const notice = await waitFor(
-      'a notice to the low-priority job',
-      async () => (await eventsOf(c, t, low)).find((e) => e.type === 'job.preempting'),
-      60_000,
-    );
-    assert.equal(notice.data.reason, 'priority');
-    assert.equal(notice.data.forJobId, urgent);
-    const done = await waitForStatus(c, t, urgent, ['succeeded', 'failed']);
-    assert.equal(done.status, 'succeeded', done.error ?? '');
-    const runs = await waitFor('the low-priority job running again', async () => {
-      const r = (await eventsOf(c, t, low)).filter((e) => e.type === 'job.running');
-      return r.length >= 2 ? r : null;
-    });
-    assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
-    await t.as(c.h.http.post(`/v1/jobs/${low}/cancel`)).expect(200);
+    await noticedThenResumed(t, low, urgent, 'priority');
   },
 );
