@@ -261,15 +261,8 @@ export function schedulePool(
       out.preempt.push({ jobId: m.jobId, tenantId: m.tenantId, reason: 'compact', forJobId, moveTo: m.to });
     }
   };
-  // Each tenant's jobs grown into idle devices: a job its device quota holds back takes that back.
-  const grownOf = new Map<string, RunningJob[]>();
-  for (const r of input.running)
-    if (grownBy(r) > 0) {
-      const list = grownOf.get(r.tenantId);
-      if (list) list.push(r);
-      else grownOf.set(r.tenantId, [r]);
-    }
-  // Each tenant's running jobs in the pool, for a job its device quota holds back (quota-priority.ts).
+  // Each tenant's running jobs in the pool, built the first time a job its device quota holds back
+  // asks: its growth (quota-shrink.ts), its lower priorities (quota-priority.ts), their ends (ETA).
   let byTenant: Map<string, RunningJob[]> | null = null;
   const runningOf = (tenantId: string): readonly RunningJob[] => {
     if (!byTenant) {
@@ -315,24 +308,29 @@ export function schedulePool(
       continue;
     }
     const active = activeDevices.get(job.tenantId) ?? 0;
-    if (
-      !tenant ||
-      active + plan.devicesMin > tenant.maxConcurrentDevices ||
-      tenant.periodDeviceSeconds >= tenant.deviceHoursPerMonth * 3600
-    ) {
-      // Devices over the quota with the job; Infinity: its device-hours are spent, which no notice frees.
-      const over = overQuota(tenant, active, plan);
-      const grown = grownOf.get(job.tenantId);
-      if (grown && policy.preemption && Number.isFinite(over))
-        noticeVictims(quotaShrinks(job, over, grown, leaving, policy, now));
+    // Devices over the quota with the job; Infinity: its device-hours are spent, which no notice frees.
+    const over = overQuota(tenant, active, plan);
+    if (over > 0) {
       let reason: WaitReason = 'quota';
       const own = runningOf(job.tenantId);
+      const shrinks =
+        policy.preemption && Number.isFinite(over)
+          ? quotaShrinks(
+              job,
+              over,
+              own.filter((r) => grownBy(r) > 0),
+              leaving,
+              policy,
+              now,
+            )
+          : [];
+      noticeVictims(shrinks);
       if (
         policy.preemption &&
         Number.isFinite(over) &&
+        shrinks.length === 0 &&
         searches < MAX_PREEMPTION_SEARCHES &&
-        own.some((r) => r.priority < job.priority && !leaving.has(r.id)) &&
-        !out.preempt.some((p) => p.forJobId === job.id)
+        own.some((r) => r.priority < job.priority && !leaving.has(r.id))
       ) {
         searches++;
         const taken = quotaPriorityPreemption(model, job, plan, over, own, leaving, policy, now);

@@ -8,6 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  QUICK_PREEMPTION_ENV,
   eventsOf,
   jobOf,
   startCluster,
@@ -22,7 +23,7 @@ let c: Cluster;
 before(async () => {
   c = await startCluster({
     maxJobsPerDevice: 1,
-    env: { TIMESHARE_MIN_RUN_SECONDS: '1', TIMESHARE_PREEMPT_GRACE_SECONDS: '15' },
+    env: QUICK_PREEMPTION_ENV,
   });
   await c.startWorker('policy-node', 2);
 });

@@ -10,6 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  QUICK_PREEMPTION_ENV,
   eventsOf,
   startCluster,
   steadyJob,
@@ -22,7 +23,7 @@ let c: Cluster;
 before(async () => {
   c = await startCluster({
     maxJobsPerDevice: 1,
-    env: { TIMESHARE_MIN_RUN_SECONDS: '1', TIMESHARE_PREEMPT_GRACE_SECONDS: '15' },
+    env: QUICK_PREEMPTION_ENV,
   });
   await c.startWorker('spatial-prio-node', 2);
 });

@@ -201,6 +201,9 @@ export const steadyJob = (name: string, steps: number, extra: Record<string, unk
   },
 });
 
+/** A cluster's environment for preemption tests: a job may be preempted a second after it starts, and has 15 s to checkpoint. */
+export const QUICK_PREEMPTION_ENV = { TIMESHARE_MIN_RUN_SECONDS: '1', TIMESHARE_PREEMPT_GRACE_SECONDS: '15' };
+
 /**
  * A cluster's environment under which the worker emulates devices whose speed adds up (test-only,
  * worker-node/emulated-devices.ts), generation the heavier side, for jobs named `rebalance`: what
