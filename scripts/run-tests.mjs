@@ -112,6 +112,9 @@ async function dropTemplates() {
   });
   try {
     await c.connect();
+    // The lock test/helpers/database.ts builds and clones templates under (TEMPLATE_LOCK): nobody
+    // is building or cloning one while they are dropped. Released with the connection.
+    await c.query('SELECT pg_advisory_lock(7419001)');
     const busy = await c.query(`SELECT 1 FROM pg_database WHERE datname LIKE 'timeshare\\_test\\_%' LIMIT 1`);
     if (busy.rows.length) return;
     const templates = await c.query(

@@ -34,23 +34,37 @@ function templateName(): string {
   return `timeshare_tmpl_${h.digest('hex').slice(0, 16)}`;
 }
 
-async function ensureTemplate(): Promise<string> {
-  const name = templateName();
-  return admin(async (c) => {
-    // One builder at a time across concurrently starting test processes.
-    await c.query('SELECT pg_advisory_lock(7419001)');
-    try {
-      const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-      if (exists.rows.length) return name;
-      const building = `${name}_build_${randomBytes(4).toString('hex')}`;
-      await c.query(`CREATE DATABASE "${building}"`);
-      await applyMigrations(urlFor(building));
-      await c.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
-      return name;
-    } finally {
-      await c.query('SELECT pg_advisory_unlock(7419001)');
-    }
-  });
+/**
+ * Building a template, cloning from it and dropping templates take this lock, across every test
+ * process and run on the server: a run that ended dropped a template another session was building
+ * (`database "timeshare_tmpl_…_build_…" does not exist` at its rename) or about to clone.
+ */
+export const TEMPLATE_LOCK = 7419001;
+
+async function withTemplateLock<T>(c: pg.Client, fn: () => Promise<T>): Promise<T> {
+  await c.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+  try {
+    return await fn();
+  } finally {
+    await c.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
+  }
+}
+
+/** A database cloned from the migrated template, which is built first if missing. */
+async function cloneTemplate(name: string): Promise<void> {
+  const template = templateName();
+  await admin((c) =>
+    withTemplateLock(c, async () => {
+      const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+      if (!exists.rows.length) {
+        const building = `${template}_build_${randomBytes(4).toString('hex')}`;
+        await c.query(`CREATE DATABASE "${building}"`);
+        await applyMigrations(urlFor(building));
+        await c.query(`ALTER DATABASE "${building}" RENAME TO "${template}"`);
+      }
+      await c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+    }),
+  );
 }
 
 export interface TestDatabase {
@@ -60,9 +74,8 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const template = await ensureTemplate();
   const name = `timeshare_test_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  await cloneTemplate(name);
   return {
     url: urlFor(name),
     name,
@@ -76,13 +89,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * JavaScript that cannot import this file, keeps the same rule for a test run.)
  */
 export async function dropIdleTemplates(): Promise<void> {
-  await admin(async (c) => {
-    const busy = await c.query(`SELECT 1 FROM pg_database WHERE datname LIKE 'timeshare\\_test\\_%' LIMIT 1`);
-    if (busy.rows.length) return;
-    const templates = await c.query(
-      `SELECT datname FROM pg_database WHERE datname LIKE 'timeshare\\_tmpl\\_%'`,
-    );
-    for (const { datname } of templates.rows as { datname: string }[])
-      await c.query(`DROP DATABASE IF EXISTS "${datname}"`);
-  });
+  await admin((c) =>
+    withTemplateLock(c, async () => {
+      const busy = await c.query(
+        `SELECT 1 FROM pg_database WHERE datname LIKE 'timeshare\\_test\\_%' LIMIT 1`,
+      );
+      if (busy.rows.length) return;
+      const templates = await c.query(
+        `SELECT datname FROM pg_database WHERE datname LIKE 'timeshare\\_tmpl\\_%'`,
+      );
+      for (const { datname } of templates.rows as { datname: string }[])
+        await c.query(`DROP DATABASE IF EXISTS "${datname}"`);
+    }),
+  );
 }
