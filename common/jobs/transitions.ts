@@ -34,12 +34,13 @@ async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Trans
 
 export type { Placement } from '../node-protocol/index.js';
 
-/** placed → running on the node it was placed on; counts an attempt. */
+/** placed → running on the node it was placed on; counts an attempt, and the run's minimum run time starts. */
 export function startJob(pool: pg.Pool, jobId: string, nodeId: string, resumedFromStep: number | null) {
   return one(
     pool,
     `WITH j AS (
-       UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()
+       UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
+                       run_started_at = now(), updated_at = now()
         WHERE id = $1 AND node_id = $2 AND status = 'placed'
        RETURNING *
      ), e AS (

@@ -4,7 +4,8 @@
  *   priority — a lower-priority job of the same tenant;
  *   reclaim  — a job of a borrowing tenant, when the preemptor's tenant is not borrowing after
  *              admission and its share after admission ≤ the victim tenant's share after the victim
- *              leaves (Kueue's LessThanOrEqualToFinalShare: two tenants cannot take turns
+ *              and the search's other victims of that tenant leave (Kueue's
+ *              LessThanOrEqualToFinalShare, `reasonsTogether`: two tenants cannot take turns
  *              preempting each other, since each preemption moves the shares towards each other);
  *   shrink   — a job holding more devices than its spec's minimum (grown into idle devices by
  *              `maxDevices`), for a job that fits in what it grew into: growth never delays anyone,
@@ -31,6 +32,7 @@
 import { switchFraction, type PoolModel, type Slot } from './cluster.js';
 import type { FairShare } from './fair-share.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
+import { ranMinimum } from './min-run.js';
 
 /**
  * Nodes looked at past the last fit found before the search takes the best so far. On a full pool
@@ -73,10 +75,44 @@ export interface VictimRules {
    * The reasons with the preemptor holding `at` of the pool once placed (`reasonOf` judges it at
    * the lightest part it could hold): checked again once the search knows where the job would go.
    */
-  reasonsAt: (at: Footprint) => (v: RunningJob) => PreemptDecision['reason'] | null;
+  reasonsAt: (at: Footprint) => VictimJudge;
   hasReason: (jobId: string) => boolean;
   /** The order victims are taken in: highest-share tenant first, then lowest priority, then most recently placed. */
   byShare: (a: RunningJob, b: RunningJob) => number;
+}
+
+/**
+ * A running job's reason to be preempted, with `tenantGone` of its tenant's part of the pool (its
+ * other victims') gone as well as its own.
+ */
+export type VictimJudge = (v: RunningJob, tenantGone?: Footprint) => PreemptDecision['reason'] | null;
+
+/**
+ * Each victim's reason with the victims before it of the same tenant gone too, or null when one
+ * then has none. Kueue removes a tenant's victims from its usage one after another before judging
+ * the next: judged alone, each passed the share rule while together they took the tenant below the
+ * preemptor (a 2-device job took three 4-device jobs sharing a node's devices, leaving the tenant
+ * nothing there, and so entitled to take them back).
+ */
+export function reasonsTogether(
+  judge: VictimJudge,
+  victims: readonly RunningJob[],
+  footprint: ReadonlyMap<string, Footprint>,
+): PreemptDecision['reason'][] | null {
+  const gone = new Map<string, Footprint>();
+  const reasons: PreemptDecision['reason'][] = [];
+  for (const v of victims) {
+    const before = gone.get(v.tenantId);
+    const reason = judge(v, before);
+    if (reason === null) return null;
+    reasons.push(reason);
+    const f = footprint.get(v.id);
+    gone.set(v.tenantId, {
+      devices: (before?.devices ?? 0) + (f?.devices ?? 0),
+      memory: (before?.memory ?? 0) + (f?.memory ?? 0),
+    });
+  }
+  return reasons;
 }
 
 /**
@@ -119,32 +155,49 @@ export function victimRules(
     // preempt while its tenant's share before admission is below the victim tenant's after: wider
     // than the gap between the shares, it passes the first rule against nobody and waited for jobs
     // to end, hours past the aging bound (docs/simulator.md, finding 18). Neither tenant can take
-    // the devices back by either rule.
-    const finalShareOk = (v: RunningJob) => {
+    // the devices back by either rule. The first rule counts the victim's tenant's other victims
+    // of the search gone too (`tenantGone`, reasonsTogether); the exception judges each alone, as
+    // measured in finding 18 (together, a tenant's last victim leaves it at the starved tenant's 0).
+    const finalShareOk = (v: RunningJob, tenantGone: Footprint | undefined) => {
       const f = ctx.footprint.get(v.id);
-      const after = fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0));
-      return preemptorShare <= after + 1e-12 || (wideAndStarved && shareBefore < after - 1e-12);
+      const alone = fair.share(v.tenantId, -(f?.devices ?? 0), -(f?.memory ?? 0));
+      const together = tenantGone
+        ? fair.share(
+            v.tenantId,
+            -(f?.devices ?? 0) - tenantGone.devices,
+            -(f?.memory ?? 0) - tenantGone.memory,
+          )
+        : alone;
+      return preemptorShare <= together + 1e-12 || (wideAndStarved && shareBefore < alone - 1e-12);
     };
-    const reasonFor = (v: RunningJob): PreemptDecision['reason'] | null => {
+    const reasonFor = (
+      v: RunningJob,
+      tenantGone: Footprint | undefined,
+    ): PreemptDecision['reason'] | null => {
       if (aged && policy.lendReservedDevices && v.priority <= job.priority && onLoan(v)) {
         // A lent device goes back to the aged job, but not across tenants against the share rule
         // when the aged job's tenant would borrow: the device went where the fair order would have
         // sent it, and taking it back only starts a reclaim the other way. (Judged by the tenants'
         // entitlements instead, it thrashed as before: a tenant that wants nothing more is entitled
         // to exactly what it holds until its job is taken back.)
-        if (v.tenantId === job.tenantId || !policy.fairShare || !preemptorBorrows || finalShareOk(v))
+        if (
+          v.tenantId === job.tenantId ||
+          !policy.fairShare ||
+          !preemptorBorrows ||
+          finalShareOk(v, tenantGone)
+        )
           return 'aging';
       }
       if (v.tenantId === job.tenantId) return v.priority < job.priority ? 'priority' : null;
       if (!policy.fairShare) return null;
-      if (!finalShareOk(v)) return null;
+      if (!finalShareOk(v, tenantGone)) return null;
       if (!reclaimBlocked && fair.borrowing(v.tenantId)) return 'reclaim';
       if (aged && v.priority <= job.priority) return 'aging';
       return null;
     };
-    return (v: RunningJob): PreemptDecision['reason'] | null => {
-      if (ctx.leaving.has(v.id) || now - v.placedAt < policy.minRunSeconds * 1000) return null;
-      return reasonFor(v) ?? (need <= grownBy(v) ? 'shrink' : null);
+    return (v: RunningJob, tenantGone?: Footprint): PreemptDecision['reason'] | null => {
+      if (ctx.leaving.has(v.id) || !ranMinimum(v, policy, now)) return null;
+      return reasonFor(v, tenantGone) ?? (need <= grownBy(v) ? 'shrink' : null);
     };
   };
   const judged = reasonsAt({ devices: whole.devices / n, memory: whole.memory / n });
@@ -221,14 +274,15 @@ export function findVictims(
       }
       // The share rules again with the part of the pool the job holds there: each of its devices
       // counts 1/n beside the jobs that stay. More victims would only make that part larger.
+      // A tenant's victims are judged together (reasonsTogether).
       const reasonHere = reasonsAt(footprintAt(model.slotsOf(nodeId, fit.devices), plan, exclude));
-      const confirmed: PreemptDecision[] = [];
-      for (const d of chosen) {
-        const reason = reasonHere(ctx.running.get(d.jobId)!);
-        if (reason === null) break;
-        confirmed.push({ ...d, reason });
-      }
-      if (confirmed.length === chosen.length) {
+      const reasons = reasonsTogether(
+        reasonHere,
+        chosen.map((d) => ctx.running.get(d.jobId)!),
+        ctx.footprint,
+      );
+      if (reasons) {
+        const confirmed = chosen.map((d, i) => ({ ...d, reason: reasons[i]! }));
         best = { nodeId, devices: fit.devices, victims: confirmed, claims: [...exclude] };
         sinceBest = 0;
       }

@@ -11,6 +11,7 @@
 import { deviceLoad, type PoolModel } from './cluster.js';
 import { bestFreeDevices, type CompactionMove } from './compact.js';
 import type { Policy, RunningJob } from './types.js';
+import { ranMinimum } from './min-run.js';
 
 /** A move must save this many times its cost (restart plus the checkpoint's grace at most). */
 export const SPREAD_PAYBACK = 10;
@@ -36,7 +37,7 @@ export function findSpreads(
   const candidates: { r: RunningJob; gain: number }[] = [];
   for (const r of running.values()) {
     if (leaving.has(r.id) || r.preemptRequestedAt !== null || !model.slots.has(r.nodeId)) continue;
-    if (now - r.placedAt < policy.minRunSeconds * 1000) continue;
+    if (!ranMinimum(r, policy, now)) continue;
     const gain = gainOf(r);
     if (gain >= SPREAD_PAYBACK * cost) candidates.push({ r, gain });
   }

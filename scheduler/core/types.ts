@@ -111,6 +111,13 @@ export interface RunningJob {
   minDevices?: number;
   plan: JobPlan;
   placedAt: number;
+  /**
+   * When this run's job process started (placed → running); null while it is placed and not yet
+   * started. Its minimum run time counts from here (min-run.ts): on a loaded machine a job was
+   * preempted 5 s before its first step when it counted from placement. Absent: `placedAt` (jobs
+   * of the simulator and of unit tests start when placed).
+   */
+  runningSince?: number | null;
   /** When it last entered the queue before this placement (a job placed on loan entered after the aged job it jumped). */
   queuedAt: number;
   /** Set while a preemption notice is out: the job is checkpointing and will give its devices back. */

@@ -9,6 +9,7 @@
  */
 import type { JobPlan, Policy, ProfileSummary, RunningJob, Workload } from '../core/types.js';
 import { planJob } from './plan-job.js';
+import { ranMinimum } from '../core/min-run.js';
 
 /** What the round needs to re-plan a running job (production fills it; the simulator does not). */
 export interface ReplanInput {
@@ -140,7 +141,7 @@ export function considerReplan(
     };
   }
   if (!input.profile || input.profile.samples < MIN_SAMPLES) return null;
-  if (now - job.placedAt < policy.minRunSeconds * 1000) return null;
+  if (!ranMinimum(job, policy, now)) return null;
 
   const best = planJob({
     workload: input.workload,

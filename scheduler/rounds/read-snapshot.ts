@@ -90,7 +90,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     ),
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
     pool.query(
-      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, queued_at, preempt_requested_at,
+      `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, run_started_at, queued_at, preempt_requested_at,
               preempt_reason, updated_at,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
@@ -377,6 +377,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         profile,
       }),
       placedAt: new Date(r.placed_at ?? r.updated_at).getTime(),
+      runningSince: r.run_started_at ? new Date(r.run_started_at).getTime() : null,
       queuedAt: new Date(r.queued_at ?? r.updated_at).getTime(),
       preemptRequestedAt: r.preempt_requested_at ? new Date(r.preempt_requested_at).getTime() : null,
       preemptReason: r.preempt_reason ?? null,

@@ -172,8 +172,8 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
         rec.violation(`${p.jobId} preempted while ${j.status}${j.notice !== null ? ' under notice' : ''}`);
         continue;
       }
-      if (now - j.placedAt < policy.minRunSeconds - 1e-3)
-        rec.violation(`${p.jobId} preempted ${(now - j.placedAt).toFixed(1)} s after placement`);
+      if (now - j.runStartedAt < policy.minRunSeconds - 1e-3)
+        rec.violation(`${p.jobId} preempted ${(now - j.runStartedAt).toFixed(1)} s after its run started`);
       j.notify(policy.preemptGraceSeconds, p.reason, p.moveTo, p.forJobId);
       const preemptor = byId.get(p.forJobId);
       if (preemptor && preemptor.attempts === 0) rec.noticeFor(p.forJobId, p.reason);

@@ -72,13 +72,15 @@ export class JobRun {
   /** Partial rollouts of the temporal plan it runs (0: off). */
   partialTail = 0;
   placedAt = 0;
+  /** When this run's first step began (placement plus the round's decision cost): its minimum run time counts from here. */
+  runStartedAt = 0;
   notice: number | null = null;
   firstPlacedAt: number | null = null;
   finishedAt: number | null = null;
   queuedSeconds = 0;
   stepsLost = 0;
-  /** Each preemption notice: when the run it ended had been placed, and when the notice came. */
-  readonly preemptions: { placedAt: number; at: number }[] = [];
+  /** Each preemption notice: when the run it ended had started, and when the notice came. */
+  readonly preemptions: { runStartedAt: number; at: number }[] = [];
   readonly checkpointSeconds: number;
   private readonly switchBandwidth: number;
   private readonly meanUnits: number;
@@ -252,6 +254,7 @@ export class JobRun {
     this.firstPlacedAt ??= now;
     this.token++;
     this.lastStepAt = now + delay;
+    this.runStartedAt = now + delay;
     if (this.plan) {
       this.generated = this.stepsDone;
       this.ready = this.stepsDone;
@@ -540,7 +543,7 @@ export class JobRun {
     this.notice = now;
     this.noticeReason = reason;
     this.noticeFor = forJobId ?? null;
-    this.preemptions.push({ placedAt: this.placedAt, at: now });
+    this.preemptions.push({ runStartedAt: this.runStartedAt, at: now });
     // A dead node writes no checkpoint: the job waits for its take-back or for the node to be lost.
     if (this.crashed) return;
     // A move to a new plan keeps its devices, a move elsewhere gets those chosen for it: the

@@ -94,6 +94,7 @@ export function buildSnapshot(
           profile: j.profile(),
         }),
         placedAt: toMs(j.placedAt),
+        runningSince: toMs(j.runStartedAt),
         queuedAt: toMs(j.queuedAt),
         preemptRequestedAt: j.notice === null ? null : toMs(j.notice),
         preemptReason: j.noticeReason,

@@ -112,7 +112,7 @@ export function summarise(label: string, r: SimResult): Summary {
   let early = 0;
   for (const j of r.jobs)
     for (let i = 1; i < j.preemptions.length; i++)
-      if (j.preemptions[i]!.at - j.preemptions[i]!.placedAt < minRun) early++;
+      if (j.preemptions[i]!.at - j.preemptions[i]!.runStartedAt < minRun) early++;
   const capacity = r.devices * span;
   const workOf = r.jobs.map((j) => j.spec.devices * j.spec.steps * stepFigures(j.spec.shape).step);
   const meanWork = workOf.reduce((a, b) => a + b, 0) / Math.max(1, workOf.length);

@@ -520,6 +520,25 @@ describe('schedule(): preemption', () => {
       T0,
     );
     assert.deepEqual(young.preempt, [], 'inside its minimum run time');
+    // Counted from when its run started, not from its placement: placed an hour ago, it may still
+    // be waiting for its node (null) or have started 10 s ago.
+    for (const runningSince of [null, T0 - 10_000]) {
+      const late = schedule(
+        snapshot({ ...base, running: [running('low', 'a', 'n1', [0], { priority: 0, runningSince })] }),
+        kueueLikePolicy,
+        T0,
+      );
+      assert.deepEqual(late.preempt, [], `run started ${String(runningSince)}`);
+    }
+    const ran = schedule(
+      snapshot({
+        ...base,
+        running: [running('low', 'a', 'n1', [0], { priority: 0, runningSince: T0 - 60_000 })],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.equal(ran.preempt.length, 1, 'a minimum run time after its run started');
   });
 
   it('estimates when a job its quota holds back starts: once its tenant’s jobs free the quota', () => {
@@ -649,6 +668,23 @@ describe('schedule(): preemption', () => {
     // leave a alone on the node, all of the pool against its half: nobody is preempted.
     const alone = [0, 1, 2, 3].map((i) => running(`b${i}`, 'b', 'n1', [i]));
     assert.deepEqual(schedule(snapshot({ ...base, running: alone }), defaultPolicy, T0).preempt, []);
+  });
+
+  it("judges a tenant's victims together, as Kueue removes them one after another", () => {
+    // b's three 4-device jobs share n1's devices (4/3 of a device each), a wants 2 of them: only
+    // all three leaving frees a device. Judged alone each passed the final-share rule (b keeps 2/3
+    // of the pool against a's 1/2); together they leave b nothing, below a, and so entitled to
+    // take them back.
+    const group = [0, 1, 2].map((i) =>
+      running(`b${i}`, 'b', 'n1', [0, 1, 2, 3], { placedAt: T0 - 3_600_000 + i }),
+    );
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [tenant('a'), tenant('b')],
+      running: group,
+      queued: [queued('two', 'a', { devices: 2, maxDevices: 2 })],
+    });
+    assert.deepEqual(schedule(s, defaultPolicy, T0).preempt, []);
   });
 
   it('preempts only the victims the fit needs, not every job it took on the way', () => {

@@ -30,8 +30,9 @@ async function runningJob(done: number): Promise<string> {
     memoryBytes: 1e8,
   };
   const j = await pool.query(
-    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at)
-     VALUES ($1, 'j', $2, 'running', $3, $4, $5, 2, now() - interval '10 minutes') RETURNING id`,
+    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, run_started_at)
+     VALUES ($1, 'j', $2, 'running', $3, $4, $5, 2, now() - interval '10 minutes', now() - interval '10 minutes')
+     RETURNING id`,
     [tenantId, spec, poolName, nodeId, placement],
   );
   const id = j.rows[0].id as string;

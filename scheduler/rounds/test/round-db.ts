@@ -86,8 +86,9 @@ export async function insertRunningJob(
     memoryBytes: 16e9,
   };
   const j = await pool.query(
-    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, queued_at)
-     VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, now() - interval '1 hour', now() - interval '2 hours')
+    `INSERT INTO jobs (tenant_id, name, spec, status, pool, node_id, placement, devices, placed_at, run_started_at, queued_at)
+     VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, now() - interval '1 hour', now() - interval '1 hour',
+             now() - interval '2 hours')
      RETURNING id`,
     [o.tenantId, o.name, o.spec, o.pool, o.nodeId, placement],
   );
