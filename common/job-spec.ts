@@ -5,7 +5,7 @@
  */
 import { z } from './zod.js';
 import { priorityLevels } from './job-status.js';
-import { algorithms, modelPresets, presetSizes, taskNames } from './engine-vocabulary.js';
+import { algorithms, modelPresets, presetSizes, taskContextNeeded, taskNames } from './engine-vocabulary.js';
 
 export { algorithms, modelPresets, taskNames };
 export const placementModes = ['auto', 'temporal', 'spatial', 'hybrid'] as const;
@@ -39,7 +39,14 @@ export const modelSpecSchema = z
     layers: int(1, 24).optional(),
     dModel: int(16, 2048).optional(),
     heads: int(1, 32).optional(),
-    contextLength: int(8, 4096).optional(),
+    contextLength: int(8, 4096)
+      .optional()
+      .openapi({
+        description:
+          "Tokens of context (default: the preset's, 32). It must hold the task's longest prompt and answer " +
+          '(addition: 3 × digits + 4; reversal and sorting: 2 × maxLength + 2), or the job is refused ' +
+          '(400 naming this field), unless it starts from an initialCheckpoint',
+      }),
   })
   // Sizes it leaves out come from its preset (`presetSizes`), as the worker builds the engine.
   .refine(
@@ -149,6 +156,24 @@ export const jobSpecSchema = z
   .refine((j) => j.workflow.promptsPerStep % j.workflow.microBatches === 0, {
     message: 'microBatches must divide promptsPerStep',
     path: ['workflow', 'microBatches'],
+  })
+  // The engine refuses a context that cannot hold the task's prompt and answer when it is built, at
+  // the job's first run; refused here, the submission writes nothing. A job started from a
+  // checkpoint runs the checkpoint's model and task, so its spec's are not checked.
+  .superRefine((j, ctx) => {
+    if (j.initialCheckpoint) return;
+    const { model, task } = j.workflow;
+    const context = model.contextLength ?? presetSizes[model.preset].contextLength;
+    const needed = taskContextNeeded[task.name](task);
+    if (context >= needed) return;
+    const whose = model.contextLength === undefined ? ` (the ${model.preset} preset's)` : '';
+    ctx.addIssue({
+      code: 'custom',
+      path: ['workflow', 'model', 'contextLength'],
+      message:
+        `model context ${context}${whose} is shorter than the ${task.name} task's longest prompt and ` +
+        `answer (${needed} tokens): set contextLength to at least ${needed}`,
+    });
   })
   .openapi('JobSpec', {
     example: { name: 'add-grpo', workflow: { task: { name: 'addition', digits: 2 } } },

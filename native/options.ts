@@ -1,7 +1,7 @@
 // What callers pass -> defaults filled -> checked and compiled into the native shapes (the Temporal
 // worker-options pattern). Every failure is an EngineError INVALID_ARGUMENT naming the field.
 import { invalid } from './errors.js';
-import { algorithms, modelPresets, taskNames } from '../common/engine-vocabulary.js';
+import { algorithms, modelPresets, taskDefaults, taskNames } from '../common/engine-vocabulary.js';
 import type {
   NativeCreateOptions,
   NativeGenerateOptions,
@@ -149,8 +149,8 @@ export function compileCreate(o: unknown): NativeCreateOptions {
   const model = obj('model', top.model);
   const task = obj('task', top.task, false);
   const name = oneOf('task.name', task.name, 'addition', taskNames);
-  const minLength = int('task.minLength', task.minLength, 3, 1, 64);
-  const maxLength = int('task.maxLength', task.maxLength, 6, 1, 64);
+  const minLength = int('task.minLength', task.minLength, taskDefaults.minLength, 1, 64);
+  const maxLength = int('task.maxLength', task.maxLength, taskDefaults.maxLength, 1, 64);
   if (maxLength < minLength) throw invalid('task.maxLength must be >= task.minLength');
   const usesPreset = model.preset !== undefined || model.dModel === undefined;
   const dModel = usesPreset ? 128 : int('model.dModel', model.dModel, 128, 4, 4096);
@@ -170,7 +170,7 @@ export function compileCreate(o: unknown): NativeCreateOptions {
     },
     task: {
       name,
-      digits: int('task.digits', task.digits, 2, 1, 9),
+      digits: int('task.digits', task.digits, taskDefaults.digits, 1, 9),
       minLength,
       maxLength,
       alphabet: int('task.alphabet', task.alphabet, 10, 2, 26),

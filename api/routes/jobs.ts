@@ -39,7 +39,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     operationId: 'submitJob',
     summary: 'Submit a job',
     description:
-      'Validated against the job spec; admitted atomically against the tenant quotas (429 `quota_exceeded` ' +
+      'Validated against the job spec, the model context against the task included (400 `invalid_request` ' +
+      'naming `workflow.model.contextLength`); admitted atomically against the tenant quotas (429 `quota_exceeded` ' +
       'names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the ' +
       'same key with another body is 409.',
     tags: ['jobs'],

@@ -73,3 +73,24 @@ test('microBatches defaults to 1 and must divide promptsPerStep', () => {
     false,
   );
 });
+
+test("the model's context must hold the task's longest prompt and answer", () => {
+  const issue = (workflow: object, extra: object = {}) =>
+    jobSpecSchema.safeParse({ name: 'x', workflow, ...extra }).error?.issues[0];
+  const reversal = (maxLength: number) => ({ name: 'reversal', minLength: 1, maxLength });
+  // Set or the preset's (32): 16 letters reversed need 34 tokens, 15 need 32.
+  assert.equal(issue({ task: reversal(15) }), undefined);
+  assert.deepEqual(issue({ task: reversal(16) })?.path, ['workflow', 'model', 'contextLength']);
+  assert.equal(issue({ model: { contextLength: 34 }, task: reversal(16) }), undefined);
+  assert.match(
+    issue({ model: { contextLength: 33 }, task: reversal(16) })?.message ?? '',
+    /context 33 is shorter than the reversal task's longest prompt and answer \(34 tokens\)/,
+  );
+  // Addition's default 2 digits need 10; 6 digits need 22.
+  assert.equal(issue({ model: { contextLength: 10 }, task: { name: 'addition' } }), undefined);
+  assert.ok(issue({ model: { contextLength: 9 }, task: { name: 'addition' } }));
+  assert.ok(issue({ model: { contextLength: 21 }, task: { name: 'addition', digits: 6 } }));
+  // A job started from a checkpoint runs the checkpoint's model and task, not the spec's.
+  const ids = { jobId: crypto.randomUUID(), checkpointId: crypto.randomUUID() };
+  assert.equal(issue({ task: reversal(16) }, { initialCheckpoint: ids }), undefined);
+});

@@ -130,6 +130,37 @@ describe('bad input is a 400/413 with a stable code, and writes nothing', () => 
     assert.deepEqual(await rowCounts(), before);
   });
 
+  // The engine refuses these when it is built: accepted, they were queued and failed on their first run.
+  test('a model context too short for its task → 400 naming contextLength, nothing written', async () => {
+    const model = { dModel: 32, layers: 1, heads: 2, contextLength: 8 };
+    const short = {
+      name: 'short',
+      workflow: { model, task: { name: 'reversal', minLength: 16, maxLength: 16 } },
+    };
+    // No contextLength: the preset's 32 is the context, and 16 letters reversed need 34.
+    const preset = {
+      name: 'preset',
+      workflow: { model: { preset: 'micro' }, task: { name: 'reversal', maxLength: 16 } },
+    };
+    const cases: [object, string | undefined, RegExp][] = [
+      [short, 'k-context', /^workflow\.model\.contextLength: model context 8 is shorter .* \(34 tokens\)/],
+      [preset, undefined, /model context 32 \(the micro preset's\) is shorter .* at least 34$/],
+    ];
+    for (const [body, key, message] of cases) {
+      const before = await rowCounts();
+      const req = t.as(h.http.post('/v1/jobs'));
+      if (key) req.set('Idempotency-Key', key);
+      const res = await req.send(body).expect(400);
+      assert.equal(res.body.error.code, 'invalid_request');
+      assert.equal(res.body.error.param, 'workflow.model.contextLength');
+      assert.match(res.body.error.message, message);
+      assert.deepEqual(await rowCounts(), before);
+    }
+    // The refusal did not use up the key: with a context that fits, the same key creates the job.
+    const fits = { ...short, workflow: { ...short.workflow, model: { ...model, contextLength: 34 } } };
+    await t.as(h.http.post('/v1/jobs')).set('Idempotency-Key', 'k-context').send(fits).expect(201);
+  });
+
   test('admin quota update validates too', async () => {
     const res = await h
       .admin(h.http.put(`/v1/tenants/${t.id}/quota`))

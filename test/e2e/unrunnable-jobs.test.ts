@@ -1,7 +1,8 @@
 /**
- * Jobs that cannot run end instead of looping: a spec the engine refuses fails on its first run with
- * the engine's reason, and a run that crashes before it starts (its checkpoint cannot be read)
- * uses up an attempt, so the job fails once its attempts are spent.
+ * Jobs that cannot run end instead of looping: a spec the engine refuses (the API refuses those it
+ * can foresee) fails on its first run with the engine's reason, and a run that crashes before it
+ * starts (its checkpoint cannot be read) uses up an attempt, so the job fails once its attempts are
+ * spent.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,8 @@ import path from 'node:path';
 import { eventsOf, startCluster, waitFor, waitForStatus, type Cluster } from '../helpers/cluster.js';
 import { checkpointDirKey } from '../../common/storage/index.js';
 import type { TestTenant } from '../helpers/api-harness.js';
+import { jobSpecSchema } from '../../common/job-spec.js';
+import { admissionElement } from '../../api/jobs/admit.js';
 
 let c: Cluster;
 let t: TestTenant;
@@ -40,18 +43,35 @@ async function submit(spec: object): Promise<string> {
 }
 
 test('a spec the engine refuses fails on its first run, with the engine’s reason', async () => {
-  // Accepted by the API (contextLength ≥ 8), refused by the engine: reversal of 16 letters needs 34.
-  const id = await submit({
+  // Reversal of 16 letters needs a context of 34. The API refuses this spec now (400 naming the
+  // field), but a job admitted before it did, or refused for a reason the API cannot foresee, still
+  // reaches the engine: it is admitted here as the API admitted it then.
+  const model = { dModel: 32, layers: 1, heads: 2, contextLength: 8 };
+  const spec = {
     name: 'context-too-short',
     workflow: {
-      model: { dModel: 32, layers: 1, heads: 2, contextLength: 8 },
+      model,
       task: { name: 'reversal', minLength: 16, maxLength: 16 },
       steps: 2,
       promptsPerStep: 8,
       groupSize: 4,
       warmup: { maxSteps: 0 },
     },
+  };
+  const refused = await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(400);
+  assert.equal(refused.body.error.param, 'workflow.model.contextLength');
+  const fits = jobSpecSchema.parse({
+    ...spec,
+    workflow: { ...spec.workflow, model: { ...model, contextLength: 34 } },
   });
+  const stored = {
+    ...fits,
+    workflow: { ...fits.workflow, model: { ...fits.workflow.model, contextLength: 8 } },
+  };
+  const admitted = await c.sql.query(`SELECT id FROM admit_jobs($1::jsonb)`, [
+    JSON.stringify([admissionElement(t.id, stored)]),
+  ]);
+  const id = admitted.rows[0].id as string;
   const job = await waitForStatus(c, t, id, ['failed', 'succeeded'], 60_000);
   assert.equal(job.status, 'failed');
   assert.match(job.error ?? '', /engine cannot run this job: model context 8 is shorter/);

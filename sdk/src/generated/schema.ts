@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a job
-         * @description Validated against the job spec; admitted atomically against the tenant quotas (429 `quota_exceeded` names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the same key with another body is 409.
+         * @description Validated against the job spec, the model context against the task included (400 `invalid_request` naming `workflow.model.contextLength`); admitted atomically against the tenant quotas (429 `quota_exceeded` names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the same key with another body is 409.
          */
         post: operations["submitJob"];
         delete?: never;
@@ -968,6 +968,7 @@ export interface components {
             layers?: number;
             dModel?: number;
             heads?: number;
+            /** @description Tokens of context (default: the preset's, 32). It must hold the task's longest prompt and answer (addition: 3 × digits + 4; reversal and sorting: 2 × maxLength + 2), or the job is refused (400 naming this field), unless it starts from an initialCheckpoint */
             contextLength?: number;
         };
         TaskSpec: {
