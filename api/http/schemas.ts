@@ -137,9 +137,32 @@ export const jobSchema = z
     spec: jobSpecSchema,
     attempts: z.number().int(),
     maxAttempts: z.number().int(),
-    queuePosition: z.number().int().nullable(),
-    waitReason: z.enum(waitReasons).nullable(),
-    estimatedStartAt: z.iso.datetime().nullable(),
+    queuePosition: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description:
+          "A queued job's place in its pool's order, from the last scheduling round; null otherwise, and " +
+          'on a queued job no round has looked at yet',
+      }),
+    waitReason: z
+      .enum(waitReasons)
+      .nullable()
+      .openapi({
+        description:
+          'Why a queued job is not running, from the last scheduling round; null when it is not queued, and ' +
+          'on a queued job no round has judged yet (a fresh submission, or a job back from a lost or ' +
+          'draining node): rounds run at once on a submission and at least every second',
+      }),
+    estimatedStartAt: z.iso
+      .datetime()
+      .nullable()
+      .openapi({
+        description:
+          'When a queued job is predicted to start, from the last scheduling round; null when no round has ' +
+          'looked at it yet or none can predict it (a pool without devices, a spent device-hour quota)',
+      }),
     deviceSeconds: z.number(),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),

@@ -58,7 +58,8 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
     attempts: 0,
     maxAttempts: spec.maxAttempts,
     queueSeq: 0,
-    waitReason: 'capacity',
+    // No round has judged it yet (the first one stores the reason it finds).
+    waitReason: null,
     lastError: null,
     deviceSeconds: 0,
     createdAt,

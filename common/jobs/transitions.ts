@@ -118,8 +118,9 @@ export function requeueJob(
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
          queued_at = now(), requeue_reason = $3, preempt_requested_at = NULL, preempt_reason = NULL,
          preemptions = jobs.preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
+         -- Back from a lost or draining node, nothing says yet why it waits: the next round does.
          wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop'
-                            WHEN $3 = 'preempted' THEN 'preempted' ELSE 'capacity' END,
+                            WHEN $3 = 'preempted' THEN 'preempted' ELSE NULL END,
          finished_at = CASE WHEN v.exhausted THEN now() ELSE NULL END,
          updated_at = now()
          FROM verdict v WHERE jobs.id = v.id

@@ -5,6 +5,7 @@ import { defaultPolicy } from '../../scheduler/core/policy.js';
 import { schedule } from '../../scheduler/core/schedule.js';
 import { writeViews } from '../../scheduler/rounds/publish-round.js';
 import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
+import { startRoundLoop } from '../../scheduler/rounds/round-loop.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -29,7 +30,8 @@ describe('POST /v1/jobs', () => {
     const job = res.body;
     assert.equal(job.object, 'job');
     assert.equal(job.status, 'queued');
-    assert.equal(job.waitReason, 'capacity');
+    // No round has looked at it yet: nobody has said why it waits, or where.
+    assert.deepEqual([job.waitReason, job.queuePosition, job.estimatedStartAt], [null, null, null]);
     assert.equal(job.spec.workflow.algorithm, 'grpo');
     assert.equal(job.spec.workflow.model.preset, 'tiny');
     assert.equal(job.spec.resources.devices, 1);
@@ -154,6 +156,58 @@ describe('GET /v1/jobs', () => {
     assert.equal(await pos(urgent.body.id), 1);
     assert.equal(await pos(first.body.id), 2);
     assert.equal(await pos(second.body.id), 3);
+  });
+});
+
+describe('the wait reason of a fresh job', () => {
+  test('null until a round judges it; the first round states it and stores it', async () => {
+    const { pool } = h.api.deps.db;
+    const { redis, names } = h.api.deps;
+    const dave = await h.createTenant('dave-fresh');
+    const created = await dave
+      .as(h.http.post('/v1/jobs'))
+      .send({ ...minimal, pool: 'fresh-pool' })
+      .expect(201);
+    const id = created.body.id as string;
+    const get = async () => (await dave.as(h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
+    const facts = (j: Record<string, unknown>) => [j.waitReason, j.queuePosition, j.estimatedStartAt];
+    const stored = async () =>
+      (await pool.query(`SELECT wait_reason FROM jobs WHERE id = $1`, [id])).rows[0].wait_reason;
+    assert.deepEqual(facts(created.body), [null, null, null]);
+    assert.deepEqual(facts(await get()), [null, null, null]);
+    assert.equal(await stored(), null);
+
+    // The scheduler's own loop (the harness runs none) until its first round has committed.
+    const subscriber = new Redis(h.config.REDIS_URL);
+    const loop = startRoundLoop({
+      pool,
+      redis,
+      subscriber,
+      names,
+      logger: h.api.deps.logger,
+      options: {
+        holder: 'jobs-test',
+        policy: defaultPolicy,
+        intervalMs: 60_000,
+        leaseMs: 30_000,
+        heartbeatTimeoutMs: 60_000,
+        usageHalfLifeSeconds: 3600,
+      },
+    });
+    try {
+      for (let i = 0; loop.stats.rounds === 0; i++) {
+        assert.ok(i < 500, 'a round within 10 s');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await loop.close();
+      subscriber.disconnect();
+    }
+    assert.deepEqual(facts(await get()), ['capacity', 1, null], 'a pool with no nodes');
+    // Stored too, so it outlives the queue view (derived data in Redis, rewritten each round).
+    assert.equal(await stored(), 'capacity');
+    await redis.del(names.queueViewKey);
+    assert.deepEqual(facts(await get()), ['capacity', null, null]);
   });
 });
 

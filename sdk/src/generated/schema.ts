@@ -837,10 +837,17 @@ export interface components {
             spec: components["schemas"]["JobSpec"];
             attempts: number;
             maxAttempts: number;
+            /** @description A queued job's place in its pool's order, from the last scheduling round; null otherwise, and on a queued job no round has looked at yet */
             queuePosition: number | null;
-            /** @enum {string|null} */
+            /**
+             * @description Why a queued job is not running, from the last scheduling round; null when it is not queued, and on a queued job no round has judged yet (a fresh submission, or a job back from a lost or draining node): rounds run at once on a submission and at least every second
+             * @enum {string|null}
+             */
             waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted" | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When a queued job is predicted to start, from the last scheduling round; null when no round has looked at it yet or none can predict it (a pool without devices, a spent device-hour quota)
+             */
             estimatedStartAt: string | null;
             deviceSeconds: number;
             error: string | null;
