@@ -5,7 +5,14 @@
  */
 import { z } from './zod.js';
 import { priorityLevels } from './job-status.js';
-import { algorithms, modelPresets, presetSizes, taskContextNeeded, taskNames } from './engine-vocabulary.js';
+import {
+  algorithms,
+  modelPresets,
+  presetSizes,
+  taskContextNeeded,
+  taskDefaults,
+  taskNames,
+} from './engine-vocabulary.js';
 
 export { algorithms, modelPresets, taskNames };
 export const placementModes = ['auto', 'temporal', 'spatial', 'hybrid'] as const;
@@ -23,13 +30,28 @@ export const taskSpecSchema = z
   .strictObject({
     name: z.enum(taskNames).openapi({ description: 'Task with a verifiable reward' }),
     digits: int(1, 6).optional().openapi({ description: 'addition: digits per operand (default 2)' }),
-    minLength: int(1, 16).optional().openapi({ description: 'reversal/sorting: shortest input' }),
-    maxLength: int(1, 16).optional().openapi({ description: 'reversal/sorting: longest input' }),
+    minLength: int(1, 16)
+      .optional()
+      .openapi({ description: `reversal/sorting: shortest input (default ${taskDefaults.minLength})` }),
+    maxLength: int(1, 16)
+      .optional()
+      .openapi({ description: `reversal/sorting: longest input (default ${taskDefaults.maxLength})` }),
     seed: int(0, 2 ** 31 - 1).optional(),
   })
-  .refine((t) => t.minLength === undefined || t.maxLength === undefined || t.minLength <= t.maxLength, {
-    message: 'minLength must not exceed maxLength',
-    path: ['minLength'],
+  // With the engine's defaults for the one left out: `minLength: 10` alone was accepted and failed
+  // at its first run (the default maxLength is 6).
+  .superRefine((t, ctx) => {
+    if ((t.minLength ?? taskDefaults.minLength) <= (t.maxLength ?? taskDefaults.maxLength)) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: [t.minLength === undefined ? 'maxLength' : 'minLength'],
+      message:
+        t.maxLength === undefined
+          ? `minLength must not exceed maxLength (default ${taskDefaults.maxLength}): set maxLength too`
+          : t.minLength === undefined
+            ? `maxLength must be at least minLength (default ${taskDefaults.minLength}): set minLength too`
+            : 'minLength must not exceed maxLength',
+    });
   })
   .openapi('TaskSpec');
 

@@ -52,6 +52,13 @@ test('cross-field rules: heads divide dModel, minLength ≤ maxLength', () => {
     workflow: { task: { name: 'reversal', minLength: 6, maxLength: 3 } },
   });
   assert.equal(len.success, false);
+  // The one left out is the engine's default (minLength 3, maxLength 6).
+  const task = (t: object) =>
+    jobSpecSchema.safeParse({ name: 'x', workflow: { task: { name: 'sorting', ...t } } });
+  assert.deepEqual(task({ minLength: 10 }).error?.issues[0]?.path, ['workflow', 'task', 'minLength']);
+  assert.deepEqual(task({ maxLength: 2 }).error?.issues[0]?.path, ['workflow', 'task', 'maxLength']);
+  assert.equal(task({ minLength: 6 }).success, true);
+  assert.equal(task({ maxLength: 3 }).success, true);
 });
 
 test('microBatches defaults to 1 and must divide promptsPerStep', () => {

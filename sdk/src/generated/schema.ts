@@ -986,9 +986,9 @@ export interface components {
             name: "addition" | "reversal" | "sorting";
             /** @description addition: digits per operand (default 2) */
             digits?: number;
-            /** @description reversal/sorting: shortest input */
+            /** @description reversal/sorting: shortest input (default 3) */
             minLength?: number;
-            /** @description reversal/sorting: longest input */
+            /** @description reversal/sorting: longest input (default 6) */
             maxLength?: number;
             seed?: number;
         };
