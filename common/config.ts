@@ -30,6 +30,15 @@ export const databaseConfigShape = {
   DATABASE_URL: z.string().default('postgresql://postgres@127.0.0.1:5432/timeshare'),
 };
 
+/**
+ * Node liveness, which the scheduler enforces and every worker must respect: a node silent for
+ * this long is lost and its jobs run elsewhere, so a job process whose daemon has been silent
+ * for a share of it stops first (worker-node/supervision.ts).
+ */
+export const nodeLivenessShape = {
+  TIMESHARE_NODE_TIMEOUT_MS: z.coerce.number().int().min(500).default(15_000),
+};
+
 /** The processes that read or write checkpoints (API, workers); see common/storage. */
 export const storageConfigShape = {
   TIMESHARE_STORAGE_ROOT: z.string().default('.data/checkpoints'),

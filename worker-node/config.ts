@@ -6,28 +6,31 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { baseConfigSchema, parseConfig, storageConfigShape } from '../common/config.js';
+import { baseConfigSchema, nodeLivenessShape, parseConfig, storageConfigShape } from '../common/config.js';
 
-const envSchema = baseConfigSchema.extend(storageConfigShape).extend({
-  TIMESHARE_API_URL: z.url().default('http://127.0.0.1:8080'),
-  TIMESHARE_NODE_KEY: z.string().startsWith('tsn_', 'TIMESHARE_NODE_KEY must be a node key (tsn_…)'),
-  TIMESHARE_NODE_NAME: z.string().min(1).max(128).default(os.hostname()),
-  TIMESHARE_POOL: z.string().min(1).default('default'),
-  TIMESHARE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5000),
-  TIMESHARE_ASSIGNMENT_POLL_MS: z.coerce.number().int().min(100).default(2000),
-  TIMESHARE_LEASE_MS: z.coerce.number().int().min(500).default(10_000),
-  TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
-  /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
-  TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
-  /** Keep one job process forked ahead of the next job (worker-node/spare-runner.ts). */
-  TIMESHARE_SPARE_RUNNER: z.enum(['on', 'off']).default('on'),
-  /** The reactive balancer of spatial jobs (worker-node/balancer.ts, docs/planner.md). */
-  TIMESHARE_BALANCER: z.enum(['on', 'off']).default('on'),
-  /** |imbalance| (−1…1) past which it moves a device between generation and training. */
-  TIMESHARE_BALANCER_THRESHOLD: z.coerce.number().min(0.05).max(1).default(0.25),
-  /** Port of the daemon's Prometheus endpoint (GET /metrics); 0 = off. */
-  TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-});
+const envSchema = baseConfigSchema
+  .extend(storageConfigShape)
+  .extend(nodeLivenessShape)
+  .extend({
+    TIMESHARE_API_URL: z.url().default('http://127.0.0.1:8080'),
+    TIMESHARE_NODE_KEY: z.string().startsWith('tsn_', 'TIMESHARE_NODE_KEY must be a node key (tsn_…)'),
+    TIMESHARE_NODE_NAME: z.string().min(1).max(128).default(os.hostname()),
+    TIMESHARE_POOL: z.string().min(1).default('default'),
+    TIMESHARE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(5000),
+    TIMESHARE_ASSIGNMENT_POLL_MS: z.coerce.number().int().min(100).default(2000),
+    TIMESHARE_LEASE_MS: z.coerce.number().int().min(500).default(10_000),
+    TIMESHARE_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
+    /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
+    TIMESHARE_OUTBOX_DIR: z.string().min(1).optional(),
+    /** Keep one job process forked ahead of the next job (worker-node/spare-runner.ts). */
+    TIMESHARE_SPARE_RUNNER: z.enum(['on', 'off']).default('on'),
+    /** The reactive balancer of spatial jobs (worker-node/balancer.ts, docs/planner.md). */
+    TIMESHARE_BALANCER: z.enum(['on', 'off']).default('on'),
+    /** |imbalance| (−1…1) past which it moves a device between generation and training. */
+    TIMESHARE_BALANCER_THRESHOLD: z.coerce.number().min(0.05).max(1).default(0.25),
+    /** Port of the daemon's Prometheus endpoint (GET /metrics); 0 = off. */
+    TIMESHARE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  });
 
 const flagsSchema = z.object({
   /** null: discover GPUs with nvidia-smi, else fall back to 2 virtual devices. */

@@ -21,11 +21,12 @@ import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
 import { presetSizes } from '../common/engine-vocabulary.js';
-import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
 import { lengthenCompletions } from './long-completions.js';
 import { emulateDevices } from './emulated-devices.js';
+import { watchDaemon } from './supervision.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -176,10 +177,18 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
 }
 
 const loopRef: { loop: StageLoop | null } = { loop: null };
-const early: ('cancel' | 'preempt' | 'drain')[] = [];
+const early: ControlAction[] = [];
+let daemon: { heard(): void } | null = null;
 process.on('disconnect', () => process.exit(1));
 process.on('message', (msg: DaemonToRunner) => {
+  daemon?.heard();
+  if (msg.t === 'alive') return;
   if (msg.t === 'start') {
+    // A spare waits for its start without a watch: it holds nothing and runs nothing.
+    daemon = watchDaemon(msg.supervisionMs, (silentMs) => {
+      process.stderr.write(`job ${msg.jobId}: daemon silent for ${Math.round(silentMs)} ms, stopping\n`);
+      process.exit(3);
+    });
     run(msg, loopRef).then(
       () => process.exit(0),
       async (err) => {

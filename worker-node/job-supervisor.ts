@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../common/logger.js';
 import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment } from './control-plane-client.js';
-import type { DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
+import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import type { ReportOutbox } from './report-outbox.js';
 import { SpareRunner } from './spare-runner.js';
 
@@ -32,6 +32,8 @@ export interface SupervisorOptions {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
+  /** Silence after which a job process stops (supervision.ts); the daemon speaks four times as often. */
+  supervisionMs: number;
   /** The reactive balancer of spatial placements, passed to every job process. */
   balancer?: RunnerStart['balancer'];
   /** Sees every message a job process sends (the daemon's metrics count from them). */
@@ -83,6 +85,15 @@ export class JobSupervisor {
       opts.spareRunner ?? true,
     );
     this.spare.fill();
+    // Unref'd: the daemon's exit is its drain's business, not this timer's. A child exiting
+    // meanwhile refuses the message; its exit is handled where it is watched.
+    setInterval(
+      () => {
+        for (const r of this.jobs.values())
+          if (r.child.connected) r.child.send({ t: 'alive' } satisfies DaemonToRunner, () => undefined);
+      },
+      Math.max(50, Math.floor(opts.supervisionMs / 4)),
+    ).unref();
   }
 
   get running(): string[] {
@@ -230,6 +241,7 @@ export class JobSupervisor {
       redisUrl: this.opts.redisUrl,
       lockPrefix: this.opts.lockPrefix,
       leaseMs: this.opts.leaseMs,
+      supervisionMs: this.opts.supervisionMs,
       ...(this.opts.balancer ? { balancer: this.opts.balancer } : {}),
     };
     child.send(start);
@@ -239,7 +251,7 @@ export class JobSupervisor {
     );
   }
 
-  control(jobId: string, action: Exclude<DaemonToRunner['t'], 'start'>): boolean {
+  control(jobId: string, action: ControlAction): boolean {
     const r = this.jobs.get(jobId);
     if (!r || r.child.exitCode !== null) return false;
     r.child.send({ t: action } satisfies DaemonToRunner);

@@ -16,6 +16,7 @@ import { loadWorkerConfig } from './config.js';
 import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './control-plane-client.js';
 import { ReportOutbox } from './report-outbox.js';
 import { JobSupervisor } from './job-supervisor.js';
+import { supervisionMs } from './supervision.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
 import { createWorkerMetrics } from './metrics.js';
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
+    supervisionMs: supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS),
     balancer: {
       enabled: config.TIMESHARE_BALANCER === 'on',
       threshold: config.TIMESHARE_BALANCER_THRESHOLD,

@@ -22,11 +22,17 @@ export interface RunnerStart {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
+  /** Silence from the daemon after which the job process exits (supervision.ts). */
+  supervisionMs: number;
   /** The reactive balancer of spatial placements (worker-node/balancer.ts); absent: on, defaults. */
   balancer?: { enabled: boolean; threshold?: number };
 }
 
-export type DaemonToRunner = RunnerStart | { t: 'cancel' } | { t: 'preempt' } | { t: 'drain' };
+/** What the daemon asks of a running job. */
+export type ControlAction = 'cancel' | 'preempt' | 'drain';
+
+/** `alive`: the daemon is still there (supervision.ts). */
+export type DaemonToRunner = RunnerStart | { t: ControlAction } | { t: 'alive' };
 
 /** What a job process can report; `crashed` is the daemon's verdict on a child that died. */
 export type Outcome = Exclude<NodeOutcome, 'crashed'>;
