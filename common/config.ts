@@ -21,7 +21,7 @@ export const baseConfigSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   TIMESHARE_REDIS_PREFIX: z.string().min(1).default('ts'),
   LOG_LEVEL: logLevelSchema,
-  /** Test-only fault injection (api: `crash_after_commit`; scheduler: `crash_in_round`). */
+  /** Test-only fault injection (api: `crash_after_commit`; scheduler: `crash_in_round`, `crash_after_node_lost`). */
   TIMESHARE_FAULT: z.string().optional(),
 });
 

@@ -17,6 +17,8 @@ export async function sweepLostNodes(deps: {
   wake: SchedulerWake;
   logger: Logger;
   timeoutMs: number;
+  /** Test-only: `crash_after_node_lost` dies between marking a node lost and requeueing its jobs. */
+  fault?: string;
 }): Promise<number> {
   const { pool, logger } = deps;
   const lost = await pool.query(
@@ -25,10 +27,17 @@ export async function sweepLostNodes(deps: {
      RETURNING id, name`,
     [deps.timeoutMs],
   );
-  let requeued = 0;
-  for (const node of lost.rows) {
+  for (const node of lost.rows)
     logger.warn({ nodeId: node.id, name: node.name }, 'node lost: heartbeats stopped');
+  if (deps.fault === 'crash_after_node_lost' && lost.rows.length) process.kill(process.pid, 'SIGKILL');
+  // Every lost node that still holds jobs, not only those lost just now: whoever marked a node lost
+  // (this sweep, an admin's release) may have died before requeueing, and nothing else would.
+  const holding = await pool.query(
+    `SELECT DISTINCT n.id, n.name FROM nodes n JOIN jobs j ON j.node_id = n.id
+      WHERE n.status = 'lost' AND j.status IN ('placed', 'running')`,
+  );
+  let requeued = 0;
+  for (const node of holding.rows)
     requeued += await requeueNodeJobs(deps, node.id, 'node_lost', `node ${node.name} stopped heartbeating`);
-  }
   return requeued;
 }

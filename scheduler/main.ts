@@ -59,6 +59,7 @@ const livenessTimer = setInterval(
       wake,
       logger,
       timeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
+      ...(config.TIMESHARE_FAULT ? { fault: config.TIMESHARE_FAULT } : {}),
     }).then(metrics.sweepDone, (err) => {
       metrics.sweepFailed();
       logger.warn({ err }, 'liveness sweep failed');
