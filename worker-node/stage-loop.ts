@@ -15,9 +15,10 @@
  * for the model sizes here) or at once while waiting for the lock: cancel stops; preempt and drain
  * checkpoint the last completed step, release, and report.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
 import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
-import { LeaseKeeper } from '../common/device-lock/index.js';
+import { LeaseKeeper, WaiterExpiredError } from '../common/device-lock/index.js';
 import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
 import type { BalanceDecision, BalancerConfig } from './balancer.js';
@@ -186,21 +187,29 @@ export class StageLoop {
     fn: (token: number, tokens: Readonly<Record<string, number>>) => Promise<HoldResult<T>>,
     held?: (seconds: number) => void,
   ): Promise<T | null> {
-    let grant: Grant;
+    let grant: Grant | null = null;
     const waitStart = performance.now();
-    try {
-      grant = await this.d.locks.acquire({
-        devices,
-        job: this.d.start.jobId,
-        stage,
-        holder: `${this.d.start.nodeId}:${process.pid}`,
-        priority: this.d.start.priority,
-        leaseMs: this.d.start.leaseMs,
-        signal: this.request === 'cancel' ? AbortSignal.abort() : this.abort.signal,
-      });
-    } catch (err) {
-      if (this.request) return null;
-      throw err;
+    while (!grant) {
+      try {
+        grant = await this.d.locks.acquire({
+          devices,
+          job: this.d.start.jobId,
+          stage,
+          holder: `${this.d.start.nodeId}:${process.pid}`,
+          priority: this.d.start.priority,
+          leaseMs: this.d.start.leaseMs,
+          signal: this.request === 'cancel' ? AbortSignal.abort() : this.abort.signal,
+        });
+      } catch (err) {
+        if (this.request) return null;
+        // Dropped from the queue while this process was alive and waiting: Redis lost its record
+        // (a restart, a wipe) or its heartbeats came late. Nothing was held, so it queues again
+        // rather than crash the job (which cost an attempt, and failed a job on its last one). A
+        // wipe also took the holder's hold, and the device looks free: waiting out a lease first
+        // lets that holder find its lease lost and stop before this job can be granted the device.
+        if (!(err instanceof WaiterExpiredError)) throw err;
+        await sleep(this.d.start.leaseMs, undefined, { signal: this.abort.signal }).catch(() => undefined);
+      }
     }
     const keeper = new LeaseKeeper(this.d.locks, grant, {
       onLost: (err) => {
