@@ -40,9 +40,11 @@ export class DevicesBusyError extends DeviceLockError {
 
 export interface LostDevice {
   device: string;
-  /** How the hold ended (lapsed lease, admin revoke, already released), or `superseded` when a
-   *  newer hold on the device came and went since, so the end of ours is only in the timeline. */
-  reason: 'lapsed' | 'revoked' | 'released' | 'superseded';
+  /** How the hold ended (lapsed lease, admin revoke, already released), `superseded` when a
+   *  newer hold on the device came and went since, so the end of ours is only in the timeline, or
+   *  `wiped` when Redis lost the device's state (a restart without persistence, deleted keys) and
+   *  nobody was granted it since. */
+  reason: 'lapsed' | 'revoked' | 'released' | 'superseded' | 'wiped';
 }
 
 export class LockLostError extends DeviceLockError {

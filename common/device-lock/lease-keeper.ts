@@ -1,5 +1,8 @@
 // Renews a grant's lease in the background. A holder must stop touching its devices once
-// `onLost` fires: the engine refuses its fencing tokens from then on anyway.
+// `onLost` fires: the engine refuses its fencing tokens from then on anyway. A hold that Redis
+// forgot (every device `wiped`: nobody was granted them since) is taken again at once, without
+// waiting, under new tokens that `grant` then returns: losing Redis's data must not cost a holder
+// its stage. If anyone got there first, the hold is lost.
 import type { DeviceLockService } from './device-lock-service.js';
 import { LockLostError } from './errors.js';
 import type { Grant } from './types.js';
@@ -52,7 +55,7 @@ export class LeaseKeeper {
       this.localDeadline = startedAt + this.current.leaseMs;
     } catch (err) {
       if (this.stopped) return;
-      if (err instanceof LockLostError) return this.lose(err);
+      if (err instanceof LockLostError) return this.retake(err);
       this.opts.onError?.(err);
       if (Date.now() >= this.localDeadline) {
         const g = this.current;
@@ -60,6 +63,30 @@ export class LeaseKeeper {
         return this.lose(new LockLostError(g.waiterId, g.job, g.stage, lost));
       }
     }
+    this.schedule();
+  }
+
+  private async retake(err: LockLostError): Promise<void> {
+    if (!err.lost.every((l) => l.reason === 'wiped')) return this.lose(err);
+    const g = this.current;
+    try {
+      this.current = await this.locks.acquire({
+        devices: g.devices,
+        job: g.job,
+        stage: g.stage,
+        holder: g.holder,
+        leaseMs: g.leaseMs,
+        timeoutMs: 0,
+      });
+    } catch {
+      return this.lose(err);
+    }
+    if (this.stopped) {
+      // Stopped meanwhile: its owner released the old grant, so the new one goes too.
+      await this.locks.release(this.current).catch(() => undefined);
+      return;
+    }
+    this.localDeadline = Date.now() + this.current.leaseMs - 1;
     this.schedule();
   }
 

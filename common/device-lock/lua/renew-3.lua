@@ -9,8 +9,9 @@
 
   Returns {0, leaseUntil} renewed
           {-3, lostJson} lock lost: JSON array of {d: device, r: reason}, r = how our hold ended
-                         ("lapsed" | "revoked" | "released") or "superseded" (a newer hold came and
-                         went since); nothing was extended; lapsed devices are already handed over.
+                         ("lapsed" | "revoked" | "released"), "superseded" (a newer hold came and
+                         went since) or "wiped" (Redis lost the device's state and nobody was
+                         granted it since); nothing was extended; lapsed devices are already handed over.
 ]]
 --- @include "lock-core"
 
@@ -29,8 +30,11 @@ for i, dev in ipairs(devs) do
   local mine = tonumber(tokens[i])
   if not cur.held or cur.token ~= mine then
     -- Our hold was the last one ended: say how; otherwise a newer grant came and went since.
+    -- A device without a token was never granted since Redis lost its data (the field is never
+    -- deleted otherwise): "wiped", which a holder may take again if nobody else has.
     local reason = 'superseded'
-    if cur.endedToken == mine then reason = cur.endReason end
+    if cur.token == nil then reason = 'wiped'
+    elseif cur.endedToken == mine then reason = cur.endReason end
     lost[#lost + 1] = { d = dev, r = reason }
   end
 end

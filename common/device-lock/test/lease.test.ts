@@ -173,4 +173,25 @@ describe('device lock: leases and fencing', () => {
     assert.deepEqual((await before.release(old)).lost, ['w0', 'w1']);
     assert.deepEqual((await after.release(next)).lost, []);
   });
+
+  it('LeaseKeeper takes a hold Redis forgot again, unless someone else took the device first', async () => {
+    const locks = fx.service();
+    const g = await locks.acquire({ ...req(['f0'], 'forgotten'), leaseMs: 600 });
+    const lostOnes: LockLostError[] = [];
+    const keeper = new LeaseKeeper(locks, g, { intervalMs: 50, onLost: (e) => lostOnes.push(e) });
+    await deletePrefix(fx.redis, fx.prefix);
+    while (keeper.grant === g || !(await locks.inspect('f0')).hold) await sleep(20);
+    assert.equal(lostOnes.length, 0, 'not lost: nobody else had the device');
+    const now = keeper.grant;
+    assert.ok((now.tokens.f0 ?? 0) > (g.tokens.f0 ?? Infinity), 'under a new, higher token');
+    assert.equal((await locks.inspect('f0')).hold?.token, now.tokens.f0);
+
+    // Forgotten again, and another holder is granted the device before the next renew.
+    await deletePrefix(fx.redis, fx.prefix);
+    const other = await locks.acquire({ ...req(['f0'], 'first-after-wipe'), leaseMs: 600 });
+    while (lostOnes.length === 0) await sleep(20);
+    assert.equal(lostOnes[0]!.lost[0]?.reason, 'superseded');
+    assert.equal((await locks.inspect('f0')).hold?.job, 'first-after-wipe');
+    await locks.release(other);
+  });
 });
