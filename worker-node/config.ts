@@ -57,7 +57,15 @@ export function loadWorkerConfig(
     },
     strict: true,
   });
-  return parseConfig(envSchema.extend(flagsSchema.shape), {
+  // Three heartbeats per node timeout at least: with fewer, the daemon stops speaking for its node
+  // between two accepted heartbeats, and its job processes stop though it is alive (supervision.ts).
+  const schema = envSchema
+    .extend(flagsSchema.shape)
+    .refine((c) => c.TIMESHARE_NODE_TIMEOUT_MS >= 3 * c.TIMESHARE_HEARTBEAT_MS, {
+      path: ['TIMESHARE_NODE_TIMEOUT_MS'],
+      message: 'must be at least 3 × TIMESHARE_HEARTBEAT_MS',
+    });
+  return parseConfig(schema, {
     ...env,
     virtualDevices: values['virtual-devices'] ?? null,
     deviceMemory: values['device-memory'],

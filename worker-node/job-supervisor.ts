@@ -34,6 +34,8 @@ export interface SupervisorOptions {
   leaseMs: number;
   /** Silence after which a job process stops (supervision.ts); the daemon speaks four times as often. */
   supervisionMs: number;
+  /** Whether the control plane still counts this node alive; the daemon is silent when not. */
+  inTouch?: () => boolean;
   /** The reactive balancer of spatial placements, passed to every job process. */
   balancer?: RunnerStart['balancer'];
   /** Sees every message a job process sends (the daemon's metrics count from them). */
@@ -89,6 +91,7 @@ export class JobSupervisor {
     // meanwhile refuses the message; its exit is handled where it is watched.
     setInterval(
       () => {
+        if (opts.inTouch && !opts.inTouch()) return;
         for (const r of this.jobs.values())
           if (r.child.connected) r.child.send({ t: 'alive' } satisfies DaemonToRunner, () => undefined);
       },

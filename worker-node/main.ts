@@ -16,7 +16,7 @@ import { loadWorkerConfig } from './config.js';
 import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './control-plane-client.js';
 import { ReportOutbox } from './report-outbox.js';
 import { JobSupervisor } from './job-supervisor.js';
-import { supervisionMs } from './supervision.js';
+import { HeartbeatLease, supervisionMs } from './supervision.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
 import { createWorkerMetrics } from './metrics.js';
@@ -67,13 +67,16 @@ async function main(): Promise<void> {
     devices,
   });
   logger.info({ nodeId, devices: devices.length }, 'node registered');
+  const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
+  const lease = new HeartbeatLease(supervision);
   const supervisor = new JobSupervisor(outbox, logger, {
     nodeId,
     storage: storageConfigFromEnv(config, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
     redisUrl: config.REDIS_URL,
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
-    supervisionMs: supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS),
+    supervisionMs: supervision,
+    inTouch: () => lease.fresh,
     balancer: {
       enabled: config.TIMESHARE_BALANCER === 'on',
       threshold: config.TIMESHARE_BALANCER_THRESHOLD,
@@ -120,6 +123,7 @@ async function main(): Promise<void> {
           freeMemoryBytes: Math.max(0, Math.floor(d.memoryBytes - supervisor.usedBytes(d.index))),
         })),
       )
+      .then(() => lease.accepted())
       .catch((err) =>
         // Refused (4xx) is not a network blip: every heartbeat after it fails alike, and the
         // scheduler will mark the node lost.

@@ -1,18 +1,22 @@
 /**
- * A job never runs unsupervised, even when its daemon is alive but silent. A daemon that died
- * closes the IPC channel and its job processes exit at once (job-runner.ts); a daemon that is
- * paused (SIGSTOP, a VM stopped, a hung event loop) closes nothing, stops heartbeating, and the
- * scheduler gives its jobs to other nodes after the node timeout. Its job processes must be gone by
- * then, or the job runs twice and both runs write the same checkpoint directories. So the daemon
- * tells each job process it is alive every `supervisionMs / 4`, and a job process that has not heard
- * from it for `supervisionMs` exits (the daemon, if it wakes, reports that as a crash; by then the
- * job is usually queued or running elsewhere and the report is refused).
+ * A job never runs unsupervised, nor after the control plane may have given it to another node. A
+ * daemon that died closes the IPC channel and its job processes exit at once (job-runner.ts). A
+ * daemon that is paused (SIGSTOP, a VM stopped, a hung event loop) closes nothing, and one cut off
+ * from the API (a network partition that leaves Redis and the checkpoint store reachable) is alive
+ * and well: either way its heartbeats stop reaching the API, and the scheduler gives its jobs to
+ * other nodes after the node timeout. Its job processes must be gone by then, or the job runs twice
+ * and both runs write the same checkpoint directories. So the daemon tells each job process it is
+ * alive every `supervisionMs / 4`, but only while its last accepted heartbeat is younger than
+ * `supervisionMs`; a job process that has not heard from it for `supervisionMs` exits. That is at
+ * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat. (The
+ * daemon, once it is back, reports the exit as a crash; by then the job is usually queued or running
+ * elsewhere and the report is refused.)
  */
 
 /**
- * The silence after which a job process stops: half of what is left of the node timeout once the
- * daemon's last heartbeat may be a heartbeat interval old, so the job process is gone well before
- * the scheduler can requeue its job.
+ * The silence after which a job process stops, and the age of the last accepted heartbeat after
+ * which the daemon stops speaking for the node: half of the node timeout less a heartbeat period
+ * each, so the job process is gone a heartbeat period before the scheduler can requeue its job.
  */
 export function supervisionMs(nodeTimeoutMs: number, heartbeatMs: number): number {
   return Math.max(250, Math.floor((nodeTimeoutMs - heartbeatMs) / 2));
@@ -38,4 +42,20 @@ export function watchDaemon(limitMs: number, lapsed: (silentMs: number) => void)
       last = performance.now();
     },
   };
+}
+
+/** The daemon's side: whether the control plane accepted one of its heartbeats recently enough. */
+export class HeartbeatLease {
+  private last = performance.now();
+
+  constructor(private readonly limitMs: number) {}
+
+  /** A heartbeat (or the registration) was accepted just now. */
+  accepted(): void {
+    this.last = performance.now();
+  }
+
+  get fresh(): boolean {
+    return performance.now() - this.last < this.limitMs;
+  }
 }

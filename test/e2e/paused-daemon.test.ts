@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { childCpuTicks } from '../helpers/processes.js';
 import {
   eventsOf,
   startCluster,
@@ -25,23 +25,6 @@ before(async () => {
   c = await startCluster({ nodeTimeoutMs: 2000 });
 });
 after(() => c.close());
-
-/** CPU time (clock ticks) used so far by each child of `pid`. */
-function childTicks(pid: number): Map<number, number> {
-  const out = execFileSync('ps', ['-o', 'pid=,ppid=', '-e']).toString();
-  const ticks = new Map<number, number>();
-  for (const line of out.trim().split('\n')) {
-    const [child, parent] = line.trim().split(/\s+/).map(Number);
-    if (parent !== pid) continue;
-    try {
-      const fields = readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks.set(child!, Number(fields[11]) + Number(fields[12])); // utime + stime
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return ticks;
-}
 
 const STEPS = 200;
 
@@ -70,9 +53,9 @@ test(
         return r.rows[0]?.status === 'running' && r.rows[0].name === 'rescuer';
       });
       // The paused daemon forks nothing; whatever it had forked may linger idle, not run the job.
-      const t0 = childTicks(pid);
+      const t0 = childCpuTicks(pid);
       await new Promise((r) => setTimeout(r, 3000));
-      const t1 = childTicks(pid);
+      const t1 = childCpuTicks(pid);
       const busy = [...t1].map(([child, ticks]) => ticks - (t0.get(child) ?? ticks));
       assert.ok(
         busy.every((ticks) => ticks < 10),

@@ -1,5 +1,6 @@
 /** Real child processes for crash and end-to-end tests: start an entry point, wait until it answers, kill it. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,4 +70,20 @@ export async function waitForHttp(url: string, proc: Proc, timeoutMs = 30_000): 
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${url}:\n${proc.output()}`);
+}
+
+/** CPU time (clock ticks) each child of `pid` has used so far: what shows whether it still works. */
+export function childCpuTicks(pid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
+  for (const line of execFileSync('ps', ['-o', 'pid=,ppid=', '-e']).toString().trim().split('\n')) {
+    const [child, parent] = line.trim().split(/\s+/).map(Number);
+    if (parent !== pid) continue;
+    try {
+      const fields = readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks.set(child!, Number(fields[11]) + Number(fields[12])); // utime + stime
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks;
 }

@@ -30,3 +30,23 @@ test('the variables every process shares are read and defaulted the same way', (
   ])
     assert.throws(load, /LOG_LEVEL/);
 });
+
+test('a node timeout shorter than three heartbeat periods is refused at start', () => {
+  // Shorter, the daemon would stop speaking for its node between two accepted heartbeats and its
+  // job processes would stop though the node is alive (worker-node/supervision.ts).
+  assert.throws(
+    () =>
+      loadWorkerConfig([], {
+        ...nodeKey,
+        TIMESHARE_NODE_TIMEOUT_MS: '10000',
+        TIMESHARE_HEARTBEAT_MS: '5000',
+      }),
+    /TIMESHARE_NODE_TIMEOUT_MS/,
+  );
+  const ok = loadWorkerConfig([], {
+    ...nodeKey,
+    TIMESHARE_NODE_TIMEOUT_MS: '15000',
+    TIMESHARE_HEARTBEAT_MS: '5000',
+  });
+  assert.equal(ok.TIMESHARE_NODE_TIMEOUT_MS, 15_000);
+});

@@ -1,0 +1,141 @@
+/**
+ * A daemon loses the API (a network partition: the API is up, Redis and the checkpoint store are
+ * still reachable from the node) for longer than the node timeout. Its heartbeats fail, the
+ * scheduler gives its job to another node, and the daemon itself is alive and well. Its job process
+ * must be gone by then, or the job runs twice and both runs write the same checkpoint directories.
+ * When the partition heals the job still finishes once, and every committed checkpoint matches its
+ * file.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  eventsOf,
+  startCluster,
+  steadyJob,
+  waitFor,
+  waitForStatus,
+  type Cluster,
+} from '../helpers/cluster.js';
+import { childCpuTicks, startProcess, type Proc } from '../helpers/processes.js';
+
+/** A TCP relay to the API that can be cut (every connection dropped, new ones refused) and healed. */
+function relay(target: URL): {
+  url: Promise<string>;
+  cut(): Promise<void>;
+  heal(): Promise<void>;
+  close(): Promise<void>;
+} {
+  const sockets = new Set<Socket>();
+  let port = 0;
+  let server: Server;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(Number(target.port), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    });
+  return { url: listen().then(() => `http://127.0.0.1:${port}`), cut: stop, heal: listen, close: stop };
+}
+
+let c: Cluster;
+let link: ReturnType<typeof relay>;
+let cutOff: Proc | undefined;
+const outbox = mkdtempSync(path.join(os.tmpdir(), 'timeshare-outbox-partition-'));
+before(async () => {
+  c = await startCluster({ nodeTimeoutMs: 2000 });
+  link = relay(new URL(c.h.api.url));
+});
+after(async () => {
+  await cutOff?.kill('SIGKILL');
+  await link.close().catch(() => undefined);
+  await c.close();
+  rmSync(outbox, { recursive: true, force: true });
+});
+
+test(
+  'a daemon cut off from the API: its job process stops before the job runs elsewhere, and the job finishes once',
+  { timeout: 400_000 },
+  async () => {
+    const key = (await c.h.admin(c.h.http.post('/v1/node-keys')).send({ name: 'cut-off' }).expect(201)).body;
+    cutOff = startProcess(
+      'worker-node/main.ts',
+      {
+        ...c.env,
+        TIMESHARE_API_URL: await link.url,
+        TIMESHARE_NODE_KEY: key.apiKey,
+        TIMESHARE_NODE_NAME: 'cut-off',
+        TIMESHARE_OUTBOX_DIR: outbox,
+      },
+      [],
+      ['--virtual-devices', '1', '--device-memory', String(256 * 1024 * 1024), '--threads-per-device', '1'],
+    );
+    await waitFor(
+      'cut-off registered',
+      async () =>
+        (await c.sql.query(`SELECT 1 FROM nodes WHERE name = 'cut-off' AND status = 'ready'`)).rows.length >
+        0,
+    );
+    const t = await c.h.createTenant('partitioned');
+    const id = (await t.as(c.h.http.post('/v1/jobs')).send(steadyJob('partitioned', 200)).expect(201)).body
+      .id as string;
+    await waitForStatus(c, t, id, ['running']);
+    await waitFor(
+      'a first checkpoint',
+      async () => (await c.sql.query('SELECT 1 FROM checkpoints WHERE job_id = $1', [id])).rows.length > 0,
+    );
+    await c.startWorker('rescuer', 1);
+    await link.cut();
+    try {
+      await waitFor('the job running on the rescuer', async () => {
+        const r = await c.sql.query(
+          `SELECT j.status, n.name FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = $1`,
+          [id],
+        );
+        return r.rows[0]?.status === 'running' && r.rows[0].name === 'rescuer';
+      });
+      const pid = cutOff.child.pid!;
+      const t0 = childCpuTicks(pid);
+      await new Promise((r) => setTimeout(r, 3000));
+      const busy = [...childCpuTicks(pid)].map(([child, ticks]) => ticks - (t0.get(child) ?? ticks));
+      assert.ok(
+        busy.every((ticks) => ticks < 10),
+        `a process of the cut-off node still runs the job: ${busy.join(', ')} ticks in 3 s`,
+      );
+    } finally {
+      await link.heal();
+    }
+
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed', 'cancelled'], 300_000);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    const events = await eventsOf(c, t, id);
+    assert.ok(events.some((e) => e.type === 'job.queued' && e.data.reason === 'node_lost'));
+    assert.equal(events.filter((e) => e.type === 'job.succeeded').length, 1);
+    const records = await c.sql.query(`SELECT step, sha256, storage_key FROM checkpoints WHERE job_id = $1`, [
+      id,
+    ]);
+    for (const r of records.rows) {
+      const file = readFileSync(path.join(c.h.config.TIMESHARE_STORAGE_ROOT, r.storage_key));
+      assert.equal(createHash('sha256').update(file).digest('hex'), r.sha256, `checkpoint of step ${r.step}`);
+    }
+  },
+);
