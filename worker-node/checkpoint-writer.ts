@@ -25,7 +25,7 @@ export async function writeCheckpoint(
   meta: CheckpointReport['meta'],
 ): Promise<CheckpointReport> {
   const dirKey = checkpointDirKey(jobId, step);
-  const scratch = await store.scratchDir(dirKey);
+  const scratch = await store.scratchDir(jobId, step);
   let sizeBytes: number;
   let sha256: string;
   try {

@@ -105,6 +105,8 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   const { stages } = start.placement;
   const learnerDevice = spatial ? deviceShare(start.placement, stages.train.length) : opts.device;
   const store = openCheckpointStore(start.storage);
+  // What a run of this job killed mid-save left: this run is the job's only one now.
+  await store.discardScratch(start.jobId);
   const engine = start.resume
     ? await resumedEngine(store, start.resume.dirKey, learnerDevice)
     : createEngine({ ...opts, device: learnerDevice });

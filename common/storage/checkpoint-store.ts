@@ -8,8 +8,18 @@ import type { Readable } from 'node:stream';
 
 export interface CheckpointStore {
   readonly kind: 'local' | 's3';
-  /** An empty local directory to save a checkpoint into before `putDir` (same filesystem for local). */
-  scratchDir(dirKey: string): Promise<string>;
+  /**
+   * An empty local directory to save a job's checkpoint of `step` into before `putDir` (same
+   * filesystem for local).
+   */
+  scratchDir(jobId: string, step: number): Promise<string>;
+  /**
+   * Removes the scratch directories a run of this job left behind: a job process killed while
+   * saving (a node lost, a daemon gone) never consumed its scratch copy, and nothing else would
+   * ever delete it (checkpoint-sized, on the store's disk for local storage). Called when a run
+   * starts, when no other process of the job is writing (supervision.ts).
+   */
+  discardScratch(jobId: string): Promise<void>;
   /** Makes `localDir`'s files durable under `dirKey`, replacing what was there; consumes `localDir`. */
   putDir(localDir: string, dirKey: string): Promise<void>;
   /** A local directory holding the files under `dirKey` (downloaded into `scratch` if remote). */
@@ -35,7 +45,10 @@ export function assertSafeKey(key: string): void {
  * the control plane records this key itself: a node never chooses where a record points.
  */
 export const checkpointDirKey = (jobId: string, step: number) =>
-  `jobs/${jobId}/step-${String(step).padStart(8, '0')}`;
+  `${jobDirKey(jobId)}/step-${String(step).padStart(8, '0')}`;
+
+/** Where all of a job's checkpoints live. */
+export const jobDirKey = (jobId: string) => `jobs/${jobId}`;
 
 /** The file a checkpoint record names; the sidecar and the optimizer state sit beside it. */
 export const checkpointModelKey = (jobId: string, step: number) =>

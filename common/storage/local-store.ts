@@ -7,7 +7,10 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { assertSafeKey, type CheckpointStore } from './checkpoint-store.js';
+import { assertSafeKey, checkpointDirKey, jobDirKey, type CheckpointStore } from './checkpoint-store.js';
+
+/** Scratch directories sit beside the checkpoints they become, under this prefix. */
+const SCRATCH_PREFIX = '.tmp-';
 
 async function fsyncPath(p: string): Promise<void> {
   const fh = await fs.open(p, 'r');
@@ -33,15 +36,27 @@ export class LocalCheckpointStore implements CheckpointStore {
     return full;
   }
 
-  async scratchDir(dirKey: string): Promise<string> {
-    const final = this.resolve(dirKey);
+  async scratchDir(jobId: string, step: number): Promise<string> {
+    const final = this.resolve(checkpointDirKey(jobId, step));
     await fs.mkdir(path.dirname(final), { recursive: true });
     const tmp = path.join(
       path.dirname(final),
-      `.tmp-${path.basename(final)}-${randomBytes(4).toString('hex')}`,
+      `${SCRATCH_PREFIX}${path.basename(final)}-${randomBytes(4).toString('hex')}`,
     );
     await fs.mkdir(tmp);
     return tmp;
+  }
+
+  async discardScratch(jobId: string): Promise<void> {
+    const dir = this.resolve(jobDirKey(jobId));
+    let names: string[];
+    try {
+      names = await fs.readdir(dir);
+    } catch {
+      return; // no checkpoint written yet
+    }
+    for (const n of names)
+      if (n.startsWith(SCRATCH_PREFIX)) await fs.rm(path.join(dir, n), { recursive: true, force: true });
   }
 
   async putDir(localDir: string, dirKey: string): Promise<void> {

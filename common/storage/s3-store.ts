@@ -18,6 +18,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { assertSafeKey, type CheckpointStore, type StorageConfig } from './checkpoint-store.js';
 
+/** A job's scratch copies in the node's temporary folder, found again by their name. */
+const scratchPrefix = (jobId: string) => `timeshare-ckpt-${jobId}-`;
+
 export class S3CheckpointStore implements CheckpointStore {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
@@ -39,8 +42,14 @@ export class S3CheckpointStore implements CheckpointStore {
     return `${this.cfg.prefix}${key}`;
   }
 
-  async scratchDir(): Promise<string> {
-    return fs.mkdtemp(path.join(os.tmpdir(), 'timeshare-ckpt-'));
+  async scratchDir(jobId: string): Promise<string> {
+    return fs.mkdtemp(path.join(os.tmpdir(), scratchPrefix(jobId)));
+  }
+
+  async discardScratch(jobId: string): Promise<void> {
+    const prefix = scratchPrefix(jobId);
+    for (const n of await fs.readdir(os.tmpdir()))
+      if (n.startsWith(prefix)) await fs.rm(path.join(os.tmpdir(), n), { recursive: true, force: true });
   }
 
   async putDir(localDir: string, dirKey: string): Promise<void> {
