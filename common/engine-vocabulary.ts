@@ -25,6 +25,13 @@ export const presetSizes = {
 /** The task sizes the engine takes where a spec leaves them out (native/options.ts reads these). */
 export const taskDefaults = { digits: 2, minLength: 3, maxLength: 6 } as const;
 
+/** The sizes each task's generator reads (native/src/tasks/*.cc); it ignores the others. */
+export const taskSizesUsed = {
+  addition: ['digits'],
+  reversal: ['minLength', 'maxLength'],
+  sorting: ['minLength', 'maxLength'],
+} as const satisfies Record<(typeof taskNames)[number], readonly ('digits' | 'minLength' | 'maxLength')[]>;
+
 /** A task as a spec names it; sizes left out are `taskDefaults`. */
 type TaskSizes = {
   name: (typeof taskNames)[number];

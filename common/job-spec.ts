@@ -12,6 +12,7 @@ import {
   taskContextNeeded,
   taskDefaults,
   taskNames,
+  taskSizesUsed,
 } from './engine-vocabulary.js';
 
 export { algorithms, modelPresets, taskNames };
@@ -165,7 +166,13 @@ export const jobSpecSchema = z
     initialCheckpoint: z
       .strictObject({ jobId: z.uuid(), checkpointId: z.uuid() })
       .optional()
-      .openapi({ description: 'Start from a checkpoint of one of your own jobs' }),
+      .openapi({
+        description:
+          "Start from a checkpoint of one of your own jobs. The job runs the checkpoint's model and task: a " +
+          'task, a size of it (addition: digits; reversal, sorting: minLength, maxLength) or a model size ' +
+          "(preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's is " +
+          "refused (400 naming the field); those it leaves out are the checkpoint's",
+      }),
   })
   .refine((j) => j.workflow.mode !== 'spatial' || j.resources.devices >= 2, {
     message: 'spatial mode needs at least 2 devices (generation and training on disjoint devices)',
@@ -181,7 +188,8 @@ export const jobSpecSchema = z
   })
   // The engine refuses a context that cannot hold the task's prompt and answer when it is built, at
   // the job's first run; refused here, the submission writes nothing. A job started from a
-  // checkpoint runs the checkpoint's model and task, so its spec's are not checked.
+  // checkpoint runs the checkpoint's model and task: what its spec sets is checked against those
+  // instead (`initialCheckpointConflict`, at submission).
   .superRefine((j, ctx) => {
     if (j.initialCheckpoint) return;
     const { model, task } = j.workflow;
@@ -203,3 +211,75 @@ export const jobSpecSchema = z
 
 export type JobSpecInput = z.input<typeof jobSpecSchema>;
 export type JobSpec = z.output<typeof jobSpecSchema>;
+
+/**
+ * The model and task a job's engine is built with from its spec (worker-node/job-runner.ts
+ * `engineOptions`): sizes the spec leaves out are its preset's and the engine's defaults.
+ */
+export function engineModelAndTask(spec: JobSpec) {
+  const m = spec.workflow.model;
+  const t = spec.workflow.task;
+  const p = presetSizes[m.preset];
+  const sized = [m.dModel, m.layers, m.heads, m.contextLength].some((v) => v !== undefined);
+  return {
+    /** The preset it was built from, where it set no size. */
+    preset: sized ? null : m.preset,
+    model: {
+      dModel: m.dModel ?? p.dModel,
+      layers: m.layers ?? p.layers,
+      heads: m.heads ?? p.heads,
+      contextLength: m.contextLength ?? p.contextLength,
+    },
+    task: {
+      name: t.name,
+      digits: t.digits ?? taskDefaults.digits,
+      minLength: t.minLength ?? taskDefaults.minLength,
+      maxLength: t.maxLength ?? taskDefaults.maxLength,
+    },
+  };
+}
+
+/**
+ * Where a spec with an `initialCheckpoint` asks for another task or model than the checkpoint's.
+ * The worker rebuilds a resumed engine from the checkpoint alone (`Engine.fromCheckpoint`), so such
+ * a job would train the checkpoint's task and model while its spec says otherwise. `stated` is the
+ * workflow as submitted (before defaults): only what the spec sets can contradict; `source` is the
+ * spec of the job whose engine the checkpoint was first saved from (no initialCheckpoint of its own).
+ */
+export function initialCheckpointConflict(
+  stated: JobSpecInput['workflow'],
+  source: JobSpec,
+): { param: string; message: string } | null {
+  const ran = engineModelAndTask(source);
+  const task = ran.task;
+  // Only the sizes the task's generator reads: the others make no difference to the job.
+  const taskOff = (['name', ...taskSizesUsed[task.name]] as const).find(
+    (f) => stated.task[f] !== undefined && stated.task[f] !== task[f],
+  );
+  if (taskOff) {
+    const sizes = taskSizesUsed[task.name].map((f) => `${f} ${task[f]}`).join(', ');
+    return {
+      param: `workflow.task.${taskOff}`,
+      message:
+        `initialCheckpoint's job ran the ${task.name} task (${sizes}): set workflow.task to it or ` +
+        'leave the checkpoint out',
+    };
+  }
+  const m = stated.model ?? {};
+  for (const f of ['dModel', 'layers', 'heads', 'contextLength'] as const) {
+    // A named preset states its dModel, layers and heads; the context is the engine's one default,
+    // the same for every preset, so a preset alone does not state it.
+    const fromPreset = m.preset !== undefined && f !== 'contextLength' ? presetSizes[m.preset][f] : undefined;
+    const asked = m[f] ?? fromPreset;
+    if (asked === undefined || asked === ran.model[f]) continue;
+    const sizes = Object.entries(ran.model)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    const which = ran.preset ? `the ${ran.preset} model` : 'a model';
+    return {
+      param: `workflow.model.${m[f] !== undefined ? f : 'preset'}`,
+      message: `initialCheckpoint's job ran ${which} (${sizes}): set workflow.model to it or leave it out`,
+    };
+  }
+  return null;
+}

@@ -7,7 +7,12 @@
 import type { ServerResponse } from 'node:http';
 import { z } from '../../common/zod.js';
 import { ApiError } from '../../common/errors.js';
-import { jobSpecSchema } from '../../common/job-spec.js';
+import {
+  initialCheckpointConflict,
+  jobSpecSchema,
+  type JobSpec,
+  type JobSpecInput,
+} from '../../common/job-spec.js';
 import { parseOrThrow } from '../http/validate.js';
 import { admitJob } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
@@ -67,9 +72,18 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
     const idempotencyKey =
       rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
     if (spec.initialCheckpoint) {
-      const ck = await pool.query(
-        `SELECT 1 FROM checkpoints c JOIN jobs j ON j.id = c.job_id
-          WHERE c.id = $1 AND c.job_id = $2 AND j.tenant_id = $3`,
+      // The checkpoint's job, then the job each started from, back to the one whose engine was built
+      // from its own spec: a job started from a checkpoint runs that checkpoint's model and task,
+      // whatever its spec left out or (admitted before this check) said otherwise.
+      const ck = await pool.query<{ spec: JobSpec }>(
+        `WITH RECURSIVE source AS (
+           SELECT j.spec, 0 AS depth FROM checkpoints c JOIN jobs j ON j.id = c.job_id
+            WHERE c.id = $1 AND c.job_id = $2 AND j.tenant_id = $3
+           UNION ALL
+           SELECT p.spec, s.depth + 1 FROM source s
+             JOIN jobs p ON p.id = (s.spec #>> '{initialCheckpoint,jobId}')::uuid AND p.tenant_id = $3
+         )
+         SELECT spec FROM source ORDER BY depth DESC LIMIT 1`,
         [spec.initialCheckpoint.checkpointId, spec.initialCheckpoint.jobId, tenantId],
       );
       if (!ck.rows[0]) {
@@ -79,6 +93,9 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
           'initialCheckpoint.checkpointId',
         );
       }
+      // Parsed, so the body is a spec as submitted: what it sets, before defaults.
+      const conflict = initialCheckpointConflict((body as JobSpecInput).workflow, ck.rows[0].spec);
+      if (conflict) throw new ApiError('invalid_request', conflict.message, conflict.param);
     }
     if (!idempotencyKey) {
       // Enqueued by the batcher (afterCommit) before it answers.

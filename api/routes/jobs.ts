@@ -40,8 +40,9 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     summary: 'Submit a job',
     description:
       'Validated against the job spec, the model context against the task included (400 `invalid_request` ' +
-      'naming `workflow.model.contextLength`); admitted atomically against the tenant quotas (429 `quota_exceeded` ' +
-      'names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the ' +
+      'naming `workflow.model.contextLength`), and with an `initialCheckpoint`, a task or model size that ' +
+      "differs from the checkpoint's (400 naming the field); admitted atomically against the tenant quotas " +
+      '(429 `quota_exceeded` names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the ' +
       'same key with another body is 409.',
     tags: ['jobs'],
     request: {

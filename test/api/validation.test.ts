@@ -170,6 +170,115 @@ describe('bad input is a 400/413 with a stable code, and writes nothing', () => 
   });
 });
 
+describe('a spec that contradicts its initialCheckpoint', () => {
+  /** A job of this tenant's with a checkpoint row (the API reads only the row, not its files). */
+  async function withCheckpoint(spec: object): Promise<{ jobId: string; checkpointId: string }> {
+    const job = (await t.as(h.http.post('/v1/jobs')).send(spec).expect(201)).body;
+    const ck = await h.api.deps.db.pool.query(
+      `INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key)
+       VALUES ($1, 20, 1, $2, 'unused') RETURNING id`,
+      [job.id, '0'.repeat(64)],
+    );
+    return { jobId: job.id, checkpointId: ck.rows[0].id };
+  }
+
+  const from = (name: string, initialCheckpoint: object, workflow: object) => ({
+    name,
+    initialCheckpoint,
+    workflow,
+  });
+
+  // The job would run the checkpoint's model and task whatever its spec says: accepted, it trained
+  // something else than it asked for, without a word.
+  test('another task, task size or model size → 400 naming the field, nothing written', async () => {
+    const ck = await withCheckpoint({
+      name: 'add-micro',
+      workflow: { model: { preset: 'micro' }, task: { name: 'addition', digits: 2 } },
+    });
+    const ranTask = /^initialCheckpoint's job ran the addition task \(digits 2\): set workflow\.task to it/;
+    const ranModel =
+      /^initialCheckpoint's job ran the micro model \(dModel 32, layers 1, heads 2, contextLength 32\): set workflow\.model to it or leave it out/;
+    const cases: [object, string, RegExp][] = [
+      [{ task: { name: 'reversal' } }, 'workflow.task.name', ranTask],
+      [{ task: { name: 'addition', digits: 3 } }, 'workflow.task.digits', ranTask],
+      [{ task: { name: 'addition' }, model: { preset: 'tiny' } }, 'workflow.model.preset', ranModel],
+      [{ task: { name: 'addition' }, model: { dModel: 64 } }, 'workflow.model.dModel', ranModel],
+      [{ task: { name: 'addition' }, model: { layers: 2 } }, 'workflow.model.layers', ranModel],
+      [{ task: { name: 'addition' }, model: { heads: 4 } }, 'workflow.model.heads', ranModel],
+      [
+        { task: { name: 'addition' }, model: { contextLength: 64 } },
+        'workflow.model.contextLength',
+        ranModel,
+      ],
+    ];
+    for (const [workflow, param, message] of cases) {
+      const before = await rowCounts();
+      const res = await t
+        .as(h.http.post('/v1/jobs'))
+        .set('Idempotency-Key', 'k-contradicts')
+        .send(from('contradicts', ck, workflow))
+        .expect(400);
+      assert.equal(res.body.error.code, 'invalid_request', param);
+      assert.equal(res.body.error.param, param);
+      assert.match(res.body.error.message, message);
+      assert.deepEqual(await rowCounts(), before, param);
+    }
+    // The refusals did not use up the key.
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .set('Idempotency-Key', 'k-contradicts')
+      .send(from('agrees', ck, { task: { name: 'addition' } }))
+      .expect(201);
+  });
+
+  test('a spec that leaves sizes out, or sets the ones the checkpoint ran, is accepted', async () => {
+    const ck = await withCheckpoint({
+      name: 'rev-sized',
+      workflow: {
+        model: { preset: 'micro', contextLength: 20 },
+        task: { name: 'reversal', minLength: 2, maxLength: 8 },
+      },
+    });
+    for (const workflow of [
+      { task: { name: 'reversal' } },
+      { task: { name: 'reversal', maxLength: 8 }, model: { preset: 'micro' } },
+      {
+        task: { name: 'reversal', minLength: 2, maxLength: 8, digits: 5 },
+        model: { dModel: 32, layers: 1, heads: 2, contextLength: 20 },
+      },
+    ])
+      await t
+        .as(h.http.post('/v1/jobs'))
+        .send(from('agrees', ck, workflow))
+        .expect(201);
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .send(from('shorter', ck, { task: { name: 'reversal', maxLength: 6 } }))
+      .expect(400);
+    assert.equal(res.body.error.param, 'workflow.task.maxLength');
+    assert.match(res.body.error.message, /ran the reversal task \(minLength 2, maxLength 8\)/);
+  });
+
+  test("a checkpoint of a job started from a checkpoint is that checkpoint's model and task", async () => {
+    const root = await withCheckpoint({
+      name: 'root',
+      workflow: { model: { preset: 'small' }, task: { name: 'addition', digits: 3 } },
+    });
+    // It names no sizes: it runs the root's digits 3 and small model, not the defaults.
+    const child = await withCheckpoint(from('child', root, { task: { name: 'addition' } }));
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .send(from('grandchild', child, { task: { name: 'addition', digits: 3 }, model: { preset: 'small' } }))
+      .expect(201);
+    const res = await t
+      .as(h.http.post('/v1/jobs'))
+      .send(from('grandchild', child, { task: { name: 'addition', digits: 2 } }))
+      .expect(400);
+    assert.equal(res.body.error.param, 'workflow.task.digits');
+    assert.match(res.body.error.message, /ran the addition task \(digits 3\)/);
+  });
+});
+
 describe('unknown routes and ids', () => {
   test('an unknown route is a JSON 404', async () => {
     const res = await h.http.get('/v1/nope').expect(404);

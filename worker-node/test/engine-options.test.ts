@@ -2,14 +2,18 @@
  * The engine a job's spec asks for: a preset alone, or every size, those the spec leaves out taken
  * from its preset. A lone `contextLength` or `dModel` used to be dropped: the job ran the bare preset.
  * And the tables the spec reads agree with the engine: the preset sizes it builds, and the context
- * each task needs (a spec the API accepted with less failed on its first run).
+ * each task needs (a spec the API accepted with less failed on its first run), and the model and task
+ * the API holds a spec with an initialCheckpoint to.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { modelPresets, presetSizes, taskContextNeeded, taskNames } from '../../common/engine-vocabulary.js';
-import { jobSpecSchema, taskSpecSchema } from '../../common/job-spec.js';
-import { createEngine } from '../../native/index.js';
-import { engineOptions } from '../job-runner.js';
+import { engineModelAndTask, jobSpecSchema, taskSpecSchema } from '../../common/job-spec.js';
+import { createEngine, Engine } from '../../native/index.js';
+import { engineOptions, sameModelAs } from '../job-runner.js';
 
 const placement = { threadsPerDevice: 1, devices: [0], memoryBytes: 2 ** 28 } as Parameters<
   typeof engineOptions
@@ -81,5 +85,58 @@ test('taskContextNeeded is the shortest context the engine builds each task with
       );
       await build(needed).close();
     }
+  }
+});
+
+const specOf = (workflow: object) => jobSpecSchema.parse({ name: 'x', workflow });
+
+test('engineModelAndTask is the model and task the engine builds from a spec', async () => {
+  for (const workflow of [
+    { model: { preset: 'micro' }, task: { name: 'addition', digits: 3 } },
+    { model: { preset: 'small', contextLength: 40 }, task: { name: 'reversal', minLength: 2, maxLength: 8 } },
+    { model: { dModel: 64, heads: 2 }, task: { name: 'sorting' } },
+  ]) {
+    const spec = specOf(workflow);
+    const engine = createEngine(engineOptions(spec, placement));
+    try {
+      const { dModel, layers, heads, context } = (await engine.info()).config;
+      const { name, digits, minLength, maxLength } = engine.options.task;
+      const ran = engineModelAndTask(spec);
+      assert.deepEqual(
+        ran.model,
+        { dModel, layers, heads, contextLength: context },
+        JSON.stringify(workflow),
+      );
+      assert.deepEqual(ran.task, { name, digits, minLength, maxLength }, JSON.stringify(workflow));
+      assert.equal(ran.preset, engine.options.preset || null);
+    } finally {
+      await engine.close();
+    }
+  }
+});
+
+// Why the API refuses a spec whose task or model contradicts its initialCheckpoint: the worker
+// resumes the learner from the checkpoint alone and builds every other engine like it
+// (job-runner.ts run()), so the spec's task and sizes, even a maxLength the weights could serve,
+// are never used.
+test("a job resumed from a checkpoint runs the checkpoint's model and task, not its spec's", async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'timeshare-engine-options-'));
+  try {
+    const source = specOf({ model: { preset: 'micro' }, task: { name: 'reversal', maxLength: 6 } });
+    const saved = createEngine(engineOptions(source, placement));
+    await saved.saveCheckpoint(dir);
+    await saved.close();
+    const spec = specOf({ model: { preset: 'tiny' }, task: { name: 'sorting', minLength: 1, maxLength: 5 } });
+    const learner = await Engine.fromCheckpoint(dir, engineOptions(spec, placement).device);
+    try {
+      const opts = sameModelAs(learner, engineOptions(spec, placement));
+      assert.deepEqual(opts.model, { preset: 'micro' });
+      const { name, digits, minLength, maxLength } = opts.task;
+      assert.deepEqual({ name, digits, minLength, maxLength }, engineModelAndTask(source).task);
+    } finally {
+      await learner.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });

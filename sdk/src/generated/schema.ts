@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a job
-         * @description Validated against the job spec, the model context against the task included (400 `invalid_request` naming `workflow.model.contextLength`); admitted atomically against the tenant quotas (429 `quota_exceeded` names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the same key with another body is 409.
+         * @description Validated against the job spec, the model context against the task included (400 `invalid_request` naming `workflow.model.contextLength`), and with an `initialCheckpoint`, a task or model size that differs from the checkpoint's (400 naming the field); admitted atomically against the tenant quotas (429 `quota_exceeded` names the quota). With an `Idempotency-Key` header, the same key and body return the same job; the same key with another body is 409.
          */
         post: operations["submitJob"];
         delete?: never;
@@ -884,7 +884,7 @@ export interface components {
             maxAttempts?: number;
             resources?: components["schemas"]["ResourcesSpec"];
             workflow: components["schemas"]["WorkflowSpec"];
-            /** @description Start from a checkpoint of one of your own jobs */
+            /** @description Start from a checkpoint of one of your own jobs. The job runs the checkpoint's model and task: a task, a size of it (addition: digits; reversal, sorting: minLength, maxLength) or a model size (preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's is refused (400 naming the field); those it leaves out are the checkpoint's */
             initialCheckpoint?: {
                 /** Format: uuid */
                 jobId: string;
