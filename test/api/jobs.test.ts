@@ -20,31 +20,38 @@ after(() => h.close());
 const minimal = { name: 'my-run', workflow: { task: { name: 'addition' } } };
 
 describe('POST /v1/jobs', () => {
-  test('accepts the minimal spec, fills defaults, commits and wakes the scheduler', async () => {
-    const sub = new Redis(h.config.REDIS_URL);
-    await sub.subscribe(h.api.deps.names.schedulerChannel);
-    const woken = new Promise<string>((resolve) =>
-      sub.once('message', (_c: string, m: string) => resolve(m)),
-    );
-    const res = await alice.as(h.http.post('/v1/jobs')).send(minimal).expect(201);
-    const job = res.body;
-    assert.equal(job.object, 'job');
-    assert.equal(job.status, 'queued');
-    // No round has looked at it yet: nobody has said why it waits, or where.
-    assert.deepEqual([job.waitReason, job.queuePosition, job.estimatedStartAt], [null, null, null]);
-    assert.equal(job.spec.workflow.algorithm, 'grpo');
-    assert.equal(job.spec.workflow.model.preset, 'tiny');
-    assert.equal(job.spec.resources.devices, 1);
-    assert.equal(job.priority, 'normal');
-    // The queue is the row itself; the scheduler was woken for it.
-    assert.equal(await woken, '1');
-    sub.disconnect();
-    const events = await alice.as(h.http.get(`/v1/jobs/${job.id}/events`)).expect(200);
-    assert.deepEqual(
-      events.body.data.map((e: { type: string }) => e.type),
-      ['job.queued'],
-    );
-  });
+  // A connected subscriber keeps the process alive: disconnected after the test whatever its outcome
+  // (a failed assertion left it open and the file hung instead of failing), and a wake-up that never
+  // comes fails the test at its timeout instead of waiting forever.
+  test(
+    'accepts the minimal spec, fills defaults, commits and wakes the scheduler',
+    { timeout: 30_000 },
+    async (t) => {
+      const sub = new Redis(h.config.REDIS_URL);
+      t.after(() => sub.disconnect());
+      await sub.subscribe(h.api.deps.names.schedulerChannel);
+      const woken = new Promise<string>((resolve) =>
+        sub.once('message', (_c: string, m: string) => resolve(m)),
+      );
+      const res = await alice.as(h.http.post('/v1/jobs')).send(minimal).expect(201);
+      const job = res.body;
+      assert.equal(job.object, 'job');
+      assert.equal(job.status, 'queued');
+      // No round has looked at it yet: nobody has said why it waits, or where.
+      assert.deepEqual([job.waitReason, job.queuePosition, job.estimatedStartAt], [null, null, null]);
+      assert.equal(job.spec.workflow.algorithm, 'grpo');
+      assert.equal(job.spec.workflow.model.preset, 'tiny');
+      assert.equal(job.spec.resources.devices, 1);
+      assert.equal(job.priority, 'normal');
+      // The queue is the row itself; the scheduler was woken for it.
+      assert.equal(await woken, '1');
+      const events = await alice.as(h.http.get(`/v1/jobs/${job.id}/events`)).expect(200);
+      assert.deepEqual(
+        events.body.data.map((e: { type: string }) => e.type),
+        ['job.queued'],
+      );
+    },
+  );
 
   test('the created job in the response is the job as stored (GET returns the same object)', async () => {
     const spec = { ...minimal, name: 'same-as-stored', priority: 'high', maxAttempts: 5 };
