@@ -25,6 +25,12 @@ export const presetSizes = {
 /** The task sizes the engine takes where a spec leaves them out (native/options.ts reads these). */
 export const taskDefaults = { digits: 2, minLength: 3, maxLength: 6 } as const;
 
+/**
+ * The engine's seed where a spec leaves `task.seed` out (native/options.ts reads it): it draws the
+ * initial weights and starts the sampling stream.
+ */
+export const defaultSeed = 1;
+
 /** The sizes each task's generator reads (native/src/tasks/*.cc); it ignores the others. */
 export const taskSizesUsed = {
   addition: ['digits'],

@@ -7,6 +7,7 @@ import { z } from './zod.js';
 import { priorityLevels } from './job-status.js';
 import {
   algorithms,
+  defaultSeed,
   modelPresets,
   presetSizes,
   taskContextNeeded,
@@ -37,7 +38,13 @@ export const taskSpecSchema = z
     maxLength: int(1, 16)
       .optional()
       .openapi({ description: `reversal/sorting: longest input (default ${taskDefaults.maxLength})` }),
-    seed: int(0, 2 ** 31 - 1).optional(),
+    seed: int(0, 2 ** 31 - 1)
+      .optional()
+      .openapi({
+        description:
+          `Seed of the initial weights and the sampling stream (default ${defaultSeed}). A job started from ` +
+          "an initialCheckpoint continues the checkpoint's random state: its seed is the checkpoint's",
+      }),
   })
   // With the engine's defaults for the one left out: `minLength: 10` alone was accepted and failed
   // at its first run (the default maxLength is 6).
@@ -169,9 +176,11 @@ export const jobSpecSchema = z
       .openapi({
         description:
           "Start from a checkpoint of one of your own jobs. The job runs the checkpoint's model and task: a " +
-          'task, a size of it (addition: digits; reversal, sorting: minLength, maxLength) or a model size ' +
-          "(preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's is " +
-          "refused (400 naming the field); those it leaves out are the checkpoint's",
+          'task, a size of it (addition: digits; reversal, sorting: minLength, maxLength), its seed or a model ' +
+          "size (preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's " +
+          "is refused (400 naming the field); those it leaves out are the checkpoint's. The job as stored and " +
+          'returned shows the model and task it runs: workflow.model with every size, workflow.task with the ' +
+          "sizes its task uses and the checkpoint's seed",
       }),
   })
   .refine((j) => j.workflow.mode !== 'spatial' || j.resources.devices >= 2, {
@@ -236,6 +245,7 @@ export function engineModelAndTask(spec: JobSpec) {
       minLength: t.minLength ?? taskDefaults.minLength,
       maxLength: t.maxLength ?? taskDefaults.maxLength,
     },
+    seed: t.seed ?? defaultSeed,
   };
 }
 
@@ -265,6 +275,17 @@ export function initialCheckpointConflict(
         'leave the checkpoint out',
     };
   }
+  // The learner restores the checkpoint's random state (Engine.fromCheckpoint), which another seed
+  // cannot change: refused like a size, or the job would say a seed it does not run.
+  const seed = stated.task.seed;
+  if (seed !== undefined && seed !== ran.seed) {
+    return {
+      param: 'workflow.task.seed',
+      message:
+        `initialCheckpoint's job ran seed ${ran.seed}, whose random state the job continues: set ` +
+        'workflow.task.seed to it or leave it out',
+    };
+  }
   const m = stated.model ?? {};
   for (const f of ['dModel', 'layers', 'heads', 'contextLength'] as const) {
     // A named preset states its dModel, layers and heads; the context is the engine's one default,
@@ -282,4 +303,27 @@ export function initialCheckpointConflict(
     };
   }
   return null;
+}
+
+/**
+ * The spec stored for a job started from a checkpoint: `spec` with the model and task the job runs,
+ * those of `source` (the chain's first job, as for `initialCheckpointConflict`), with every size
+ * stated. Everything that reads the stored spec sees the job that runs: the API and what shows it,
+ * the scheduler's planner (which sizes a job from its model), the worker's engines and the meta of
+ * the job's checkpoints. A task's sizes it does not read are left out: they make no difference.
+ */
+export function checkpointSpec(spec: JobSpec, source: JobSpec): JobSpec {
+  const ran = engineModelAndTask(source);
+  const task: JobSpec['workflow']['task'] = { name: ran.task.name };
+  for (const f of taskSizesUsed[ran.task.name]) task[f] = ran.task[f];
+  task.seed = ran.seed;
+  return {
+    ...spec,
+    workflow: {
+      ...spec.workflow,
+      // Sizes stated even where the source named a preset alone: a reader need not know the presets.
+      model: { preset: source.workflow.model.preset, ...ran.model },
+      task,
+    },
+  };
 }

@@ -1,7 +1,13 @@
 // What callers pass -> defaults filled -> checked and compiled into the native shapes (the Temporal
 // worker-options pattern). Every failure is an EngineError INVALID_ARGUMENT naming the field.
 import { invalid } from './errors.js';
-import { algorithms, modelPresets, taskDefaults, taskNames } from '../common/engine-vocabulary.js';
+import {
+  algorithms,
+  defaultSeed,
+  modelPresets,
+  taskDefaults,
+  taskNames,
+} from '../common/engine-vocabulary.js';
 import type {
   NativeCreateOptions,
   NativeGenerateOptions,
@@ -175,7 +181,7 @@ export function compileCreate(o: unknown): NativeCreateOptions {
       maxLength,
       alphabet: int('task.alphabet', task.alphabet, 10, 2, 26),
     },
-    seed: int('seed', top.seed, 1, 0, Number.MAX_SAFE_INTEGER),
+    seed: int('seed', top.seed, defaultSeed, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 

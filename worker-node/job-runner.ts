@@ -20,7 +20,7 @@ import {
 import { DeviceLockService } from '../common/device-lock/index.js';
 import type { JobSpec } from '../common/job-spec.js';
 import { writeCheckpoint } from './checkpoint-writer.js';
-import { presetSizes } from '../common/engine-vocabulary.js';
+import { defaultSeed, presetSizes } from '../common/engine-vocabulary.js';
 import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
@@ -64,22 +64,24 @@ export function engineOptions(spec: JobSpec, placement: RunnerStart['placement']
       ...(spec.workflow.task.minLength !== undefined ? { minLength: spec.workflow.task.minLength } : {}),
       ...(spec.workflow.task.maxLength !== undefined ? { maxLength: spec.workflow.task.maxLength } : {}),
     },
-    seed: spec.workflow.task.seed ?? 1,
+    seed: spec.workflow.task.seed ?? defaultSeed,
   };
 }
 
 /**
- * The options of an engine that runs the model and task `learner` runs. A learner resumed from a
- * checkpoint is the checkpoint's model and task, which an `initialCheckpoint` from another job need
- * not share with this job's spec: a generator built from the spec could not attach the learner's
- * weights, and the job crashed on every attempt.
+ * The options of an engine that runs the model and task `learner` runs, seeded from its seed. A
+ * learner resumed from a checkpoint is the checkpoint's model, task and random state, which a job
+ * admitted before the API stored a checkpoint job's spec as it runs (api/jobs/submit.ts) need not
+ * share with its spec: a generator built from the spec could not attach the learner's weights (the
+ * job crashed on every attempt), and it sampled from the spec's seed, not the learner's.
  */
 export function sameModelAs(learner: Engine, opts: CreateEngineOptions): CreateEngineOptions {
-  const { preset, model, task } = learner.options;
+  const { preset, model, task, seed } = learner.options;
   return {
     ...opts,
     model: preset ? { preset: preset as ModelPreset } : model,
     task: { ...task, name: task.name as TaskName },
+    seed,
   };
 }
 

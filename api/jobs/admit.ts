@@ -72,7 +72,13 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
 /** A submission with an Idempotency-Key (those without one are admitted in groups). */
 export interface AdmitRequest {
   tenantId: string;
+  /** The spec stored: `requested`, or what a job from a checkpoint runs (submit.ts). */
   spec: JobSpec;
+  /**
+   * The spec as the request stated it (parsed): the key's request hash, so that a retry of the same
+   * request is a replay and another request a conflict, however either would be stored.
+   */
+  requested: JobSpec;
   idempotencyKey: string;
 }
 
@@ -85,7 +91,7 @@ export interface Admitted {
 export const requestHash = (spec: JobSpec) => createHash('sha256').update(JSON.stringify(spec)).digest('hex');
 
 export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitted> {
-  const hash = requestHash(req.spec);
+  const hash = requestHash(req.requested);
   const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
   if (prior) return prior;
   const devices = req.spec.resources.devices;

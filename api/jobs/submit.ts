@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from '../../common/zod.js';
 import { ApiError } from '../../common/errors.js';
 import {
+  checkpointSpec,
   initialCheckpointConflict,
   jobSpecSchema,
   type JobSpec,
@@ -68,10 +69,11 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
         'invalid_request',
         'send the job spec as a JSON body with Content-Type: application/json',
       );
-    const spec = parseOrThrow(jobSpecSchema, body);
+    const requested = parseOrThrow(jobSpecSchema, body);
+    let spec = requested;
     const idempotencyKey =
       rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
-    if (spec.initialCheckpoint) {
+    if (requested.initialCheckpoint) {
       // The checkpoint's job, then the job each started from, back to the one whose engine was built
       // from its own spec: a job started from a checkpoint runs that checkpoint's model and task,
       // whatever its spec left out or (admitted before this check) said otherwise.
@@ -84,7 +86,7 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
              JOIN jobs p ON p.id = (s.spec #>> '{initialCheckpoint,jobId}')::uuid AND p.tenant_id = $3
          )
          SELECT spec FROM source ORDER BY depth DESC LIMIT 1`,
-        [spec.initialCheckpoint.checkpointId, spec.initialCheckpoint.jobId, tenantId],
+        [requested.initialCheckpoint.checkpointId, requested.initialCheckpoint.jobId, tenantId],
       );
       if (!ck.rows[0]) {
         throw new ApiError(
@@ -96,13 +98,15 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
       // Parsed, so the body is a spec as submitted: what it sets, before defaults.
       const conflict = initialCheckpointConflict((body as JobSpecInput).workflow, ck.rows[0].spec);
       if (conflict) throw new ApiError('invalid_request', conflict.message, conflict.param);
+      // Stored as it runs, so that every reader of the spec sees the job that runs.
+      spec = checkpointSpec(requested, ck.rows[0].spec);
     }
     if (!idempotencyKey) {
       // Enqueued by the batcher (afterCommit) before it answers.
       const { job } = await batcher.admit(tenantId, spec);
       return { job, replayed: false };
     }
-    const admitted = await admitJob(pool, { tenantId, spec, idempotencyKey });
+    const admitted = await admitJob(pool, { tenantId, spec, requested, idempotencyKey });
     if (admitted.created) await afterCommit([admitted.job]);
     return { job: admitted.job, replayed: !admitted.created };
   };

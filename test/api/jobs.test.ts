@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { defaultPolicy } from '../../scheduler/core/policy.js';
 import { schedule } from '../../scheduler/core/schedule.js';
+import { modelParameters, planJob } from '../../scheduler/planner/plan-job.js';
 import { writeViews } from '../../scheduler/rounds/publish-round.js';
 import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
 import { startRoundLoop } from '../../scheduler/rounds/round-loop.js';
@@ -92,6 +93,109 @@ describe('POST /v1/jobs', () => {
     );
     assert.ok(results.every((r) => r.status === 201));
     assert.equal(new Set(results.map((r) => r.body.id)).size, 1);
+  });
+});
+
+describe('a job started from a checkpoint', () => {
+  /** A job of `tenant`'s with a checkpoint row (the API reads only the row, not its files). */
+  async function withCheckpoint(tenant: TestTenant, spec: object) {
+    const job = (await tenant.as(h.http.post('/v1/jobs')).send(spec).expect(201)).body;
+    const ck = await h.api.deps.db.pool.query(
+      `INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key)
+       VALUES ($1, 20, 1, $2, 'unused') RETURNING id`,
+      [job.id, '0'.repeat(64)],
+    );
+    return { jobId: job.id as string, checkpointId: ck.rows[0].id as string };
+  }
+  const source = {
+    name: 'rev-micro',
+    workflow: { model: { preset: 'micro' }, task: { name: 'reversal', minLength: 2, maxLength: 8, seed: 7 } },
+  };
+  // What the worker runs for it: the learner restored from the checkpoint (its model, task and
+  // random state), every other engine built like the learner.
+  const ran = {
+    model: { preset: 'micro', dModel: 32, layers: 1, heads: 2, contextLength: 32 },
+    task: { name: 'reversal', minLength: 2, maxLength: 8, seed: 7 },
+  };
+
+  // The stored spec said the defaults (a tiny model, reversal 3..6, seed 1): the API, the SDK and
+  // the CLI showed a job that was not the one running, and its checkpoints' meta.task said the same.
+  test("its spec as stored and returned is the checkpoint's model and task", async () => {
+    const frank = await h.createTenant('frank-from-ck');
+    const ck = await withCheckpoint(frank, source);
+    const body = { name: 'from-ck', initialCheckpoint: ck, workflow: { task: { name: 'reversal' } } };
+    const posted = (await frank.as(h.http.post('/v1/jobs')).send(body).expect(201)).body;
+    const got = (await frank.as(h.http.get(`/v1/jobs/${posted.id}`)).expect(200)).body;
+    for (const job of [posted, got]) {
+      assert.deepEqual(job.spec.workflow.model, ran.model);
+      assert.deepEqual(job.spec.workflow.task, ran.task);
+    }
+    // A checkpoint of that job: the chain's first job is what it runs too.
+    const ck2 = await h.api.deps.db.pool.query(
+      `INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key)
+       VALUES ($1, 20, 1, $2, 'unused') RETURNING id`,
+      [posted.id, '0'.repeat(64)],
+    );
+    const grandchild = (
+      await frank
+        .as(h.http.post('/v1/jobs'))
+        .send({
+          name: 'from-from-ck',
+          initialCheckpoint: { jobId: posted.id, checkpointId: ck2.rows[0].id },
+          workflow: { task: { name: 'reversal' } },
+        })
+        .expect(201)
+    ).body;
+    assert.deepEqual(grandchild.spec.workflow.model, ran.model);
+    assert.deepEqual(grandchild.spec.workflow.task, ran.task);
+  });
+
+  // The planner sized it from the spec's model: one that left the model out was planned as tiny
+  // (its memory, its step-time prior, its packing) whatever the checkpoint's model.
+  test("the scheduler plans it as its checkpoint's job is planned", async () => {
+    const grace = await h.createTenant('grace-from-ck');
+    const ck = await withCheckpoint(grace, { ...source, pool: 'ck-plan' });
+    const job = (
+      await grace
+        .as(h.http.post('/v1/jobs'))
+        .send({
+          name: 'from-ck',
+          pool: 'ck-plan',
+          initialCheckpoint: ck,
+          workflow: { task: { name: 'reversal' } },
+        })
+        .expect(201)
+    ).body;
+    const { snapshot } = await readSnapshot(h.api.deps.db.pool, 10_000);
+    const queued = (id: string) => snapshot.queued.find((q) => q.id === id)!;
+    const plan = (id: string) =>
+      planJob({
+        workload: queued(id).workload,
+        devices: 1,
+        maxDevices: 1,
+        memoryPerDeviceBytes: null,
+        profile: null,
+      });
+    assert.equal(queued(job.id).workload.parameters, modelParameters({ preset: 'micro' }));
+    assert.deepEqual(queued(job.id).workload, queued(ck.jobId).workload);
+    assert.equal(plan(job.id).deviceBytes, plan(ck.jobId).deviceBytes);
+    assert.equal(plan(job.id).stepSeconds, plan(ck.jobId).stepSeconds);
+  });
+
+  // The stored spec is rewritten; the key still answers for the body the client sent.
+  test('the same Idempotency-Key and body replay it; another body is 409', async () => {
+    const heidi = await h.createTenant('heidi-from-ck');
+    const ck = await withCheckpoint(heidi, source);
+    const body = { name: 'from-ck', initialCheckpoint: ck, workflow: { task: { name: 'reversal' } } };
+    const post = (b: object) => heidi.as(h.http.post('/v1/jobs')).set('Idempotency-Key', 'ck-retry').send(b);
+    const a = await post(body).expect(201);
+    const b = await post(body).expect(201);
+    assert.equal(b.body.id, a.body.id);
+    assert.equal(b.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(b.body.spec, a.body.spec);
+    // The same job would be stored for it, but it is not the request the key was used with.
+    const c = await post({ ...body, workflow: { task: ran.task, model: ran.model } }).expect(409);
+    assert.equal(c.body.error.param, 'Idempotency-Key');
   });
 });
 

@@ -201,6 +201,12 @@ describe('a spec that contradicts its initialCheckpoint', () => {
     const cases: [object, string, RegExp][] = [
       [{ task: { name: 'reversal' } }, 'workflow.task.name', ranTask],
       [{ task: { name: 'addition', digits: 3 } }, 'workflow.task.digits', ranTask],
+      // The learner continues the checkpoint's random state: another seed is never used.
+      [
+        { task: { name: 'addition', seed: 5 } },
+        'workflow.task.seed',
+        /^initialCheckpoint's job ran seed 1, /,
+      ],
       [{ task: { name: 'addition' }, model: { preset: 'tiny' } }, 'workflow.model.preset', ranModel],
       [{ task: { name: 'addition' }, model: { dModel: 64 } }, 'workflow.model.dModel', ranModel],
       [{ task: { name: 'addition' }, model: { layers: 2 } }, 'workflow.model.layers', ranModel],
@@ -242,6 +248,7 @@ describe('a spec that contradicts its initialCheckpoint', () => {
     for (const workflow of [
       { task: { name: 'reversal' } },
       { task: { name: 'reversal', maxLength: 8 }, model: { preset: 'micro' } },
+      { task: { name: 'reversal', seed: 1 } },
       {
         task: { name: 'reversal', minLength: 2, maxLength: 8, digits: 5 },
         model: { dModel: 32, layers: 1, heads: 2, contextLength: 20 },

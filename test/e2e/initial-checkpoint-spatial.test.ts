@@ -1,7 +1,8 @@
 /**
  * A spatial job started from another job's checkpoint runs the checkpoint's model on both of its
- * engines: the learner is restored from the checkpoint, so the generator must be that model too,
- * whatever model the new job's spec names, or it cannot attach the learner's weights.
+ * engines: the learner is restored from the checkpoint, so the generator must be that model too, or
+ * it cannot attach the learner's weights. The spec it is submitted with leaves the model out; the
+ * spec stored for it says the checkpoint's, as do its own checkpoints.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,4 +54,10 @@ test('a spatial job runs from a checkpoint of a model its spec does not name', a
     rewards.map((m: { step: number }) => m.step),
     [1, 2, 3],
   );
+  // What it shows is what ran: its stored spec, and the task its checkpoints record.
+  const micro = { preset: 'micro', dModel: 32, layers: 1, heads: 2, contextLength: 32 };
+  const { spec } = (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
+  assert.deepEqual(spec.workflow.model, micro);
+  const [own] = (await t.as(c.h.http.get(`/v1/jobs/${id}/checkpoints`)).expect(200)).body.data;
+  assert.deepEqual(own.meta.task, { name: 'addition', digits: 1, seed: 1 });
 });

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { modelPresets, presetSizes, taskContextNeeded, taskNames } from '../../common/engine-vocabulary.js';
-import { engineModelAndTask, jobSpecSchema, taskSpecSchema } from '../../common/job-spec.js';
+import { checkpointSpec, engineModelAndTask, jobSpecSchema, taskSpecSchema } from '../../common/job-spec.js';
 import { createEngine, Engine } from '../../native/index.js';
 import { engineOptions, sameModelAs } from '../job-runner.js';
 
@@ -109,6 +109,7 @@ test('engineModelAndTask is the model and task the engine builds from a spec', a
       );
       assert.deepEqual(ran.task, { name, digits, minLength, maxLength }, JSON.stringify(workflow));
       assert.equal(ran.preset, engine.options.preset || null);
+      assert.equal(ran.seed, engine.options.seed);
     } finally {
       await engine.close();
     }
@@ -122,17 +123,32 @@ test('engineModelAndTask is the model and task the engine builds from a spec', a
 test("a job resumed from a checkpoint runs the checkpoint's model and task, not its spec's", async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'timeshare-engine-options-'));
   try {
-    const source = specOf({ model: { preset: 'micro' }, task: { name: 'reversal', maxLength: 6 } });
+    const source = specOf({ model: { preset: 'micro' }, task: { name: 'reversal', maxLength: 6, seed: 7 } });
     const saved = createEngine(engineOptions(source, placement));
     await saved.saveCheckpoint(dir);
     await saved.close();
-    const spec = specOf({ model: { preset: 'tiny' }, task: { name: 'sorting', minLength: 1, maxLength: 5 } });
+    const spec = specOf({
+      model: { preset: 'tiny' },
+      task: { name: 'sorting', minLength: 1, maxLength: 5, seed: 3 },
+    });
     const learner = await Engine.fromCheckpoint(dir, engineOptions(spec, placement).device);
     try {
       const opts = sameModelAs(learner, engineOptions(spec, placement));
       assert.deepEqual(opts.model, { preset: 'micro' });
       const { name, digits, minLength, maxLength } = opts.task;
       assert.deepEqual({ name, digits, minLength, maxLength }, engineModelAndTask(source).task);
+      // The generator is seeded from the learner's seed (plus one), as a fresh job's is.
+      assert.equal(opts.seed, 7);
+      // The spec the API stores for such a job builds the engine the checkpoint restores.
+      const stored = createEngine(engineOptions(checkpointSpec(spec, source), placement));
+      try {
+        const [a, b] = [await stored.info(), await learner.info()];
+        assert.deepEqual(a.config, b.config);
+        assert.deepEqual(stored.options.task, learner.options.task);
+        assert.equal(stored.options.seed, learner.options.seed);
+      } finally {
+        await stored.close();
+      }
     } finally {
       await learner.close();
     }

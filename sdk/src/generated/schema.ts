@@ -884,7 +884,7 @@ export interface components {
             maxAttempts?: number;
             resources?: components["schemas"]["ResourcesSpec"];
             workflow: components["schemas"]["WorkflowSpec"];
-            /** @description Start from a checkpoint of one of your own jobs. The job runs the checkpoint's model and task: a task, a size of it (addition: digits; reversal, sorting: minLength, maxLength) or a model size (preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's is refused (400 naming the field); those it leaves out are the checkpoint's */
+            /** @description Start from a checkpoint of one of your own jobs. The job runs the checkpoint's model and task: a task, a size of it (addition: digits; reversal, sorting: minLength, maxLength), its seed or a model size (preset, dModel, layers, heads, contextLength) this spec sets that differs from the checkpoint's is refused (400 naming the field); those it leaves out are the checkpoint's. The job as stored and returned shows the model and task it runs: workflow.model with every size, workflow.task with the sizes its task uses and the checkpoint's seed */
             initialCheckpoint?: {
                 /** Format: uuid */
                 jobId: string;
@@ -990,6 +990,7 @@ export interface components {
             minLength?: number;
             /** @description reversal/sorting: longest input (default 6) */
             maxLength?: number;
+            /** @description Seed of the initial weights and the sampling stream (default 1). A job started from an initialCheckpoint continues the checkpoint's random state: its seed is the checkpoint's */
             seed?: number;
         };
         Error: {
