@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Engine } from '../native/index.js';
-import type { CheckpointReport } from '../common/jobs/reports.js';
+import type { SavedCheckpoint } from '../common/jobs/reports.js';
 import { checkpointDirKey, checkpointModelKey, type CheckpointStore } from '../common/storage/index.js';
 
 export async function sha256File(file: string): Promise<string> {
@@ -22,8 +22,8 @@ export async function writeCheckpoint(
   store: CheckpointStore,
   jobId: string,
   step: number,
-  meta: CheckpointReport['meta'],
-): Promise<CheckpointReport> {
+  meta: SavedCheckpoint['meta'],
+): Promise<SavedCheckpoint> {
   const dirKey = checkpointDirKey(jobId, step);
   const scratch = await store.scratchDir(jobId, step);
   let sizeBytes: number;

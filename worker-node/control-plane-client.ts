@@ -3,7 +3,7 @@ import type {
   AssignmentWire,
   JobFinish,
   JobReport,
-  NodeOutcome,
+  JobStart,
   RegisterNode,
 } from '../common/node-protocol/index.js';
 import type { CheckpointReport } from '../common/node-protocol/index.js';
@@ -95,11 +95,11 @@ export class ControlPlaneClient {
     return res.data as Assignment[];
   }
 
-  async jobStarted(nodeId: string, jobId: string, resumedFromStep: number | null): Promise<boolean> {
+  async jobStarted(nodeId: string, jobId: string, body: JobStart): Promise<boolean> {
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/start`,
-      { resumedFromStep },
+      body,
       await this.authHeader(),
     );
     return res.applied === true;
@@ -113,14 +113,13 @@ export class ControlPlaneClient {
     await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`, body, await this.authHeader());
   }
 
-  async jobFinished(
-    nodeId: string,
-    jobId: string,
-    outcome: NodeOutcome,
-    error: string | null,
-  ): Promise<boolean> {
+  async jobFinished(nodeId: string, jobId: string, finish: JobFinish): Promise<boolean> {
     // A crashed process's stderr may hold anything; the protocol's text fields refuse NUL.
-    const body: JobFinish = { outcome, error: error === null ? null : error.replaceAll('\u0000', '\ufffd') };
+    const { error } = finish;
+    const body: JobFinish = {
+      ...finish,
+      error: error === null ? null : error.replaceAll('\u0000', '\ufffd'),
+    };
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,

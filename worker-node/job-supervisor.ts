@@ -19,6 +19,8 @@ const runningFromSource = import.meta.url.endsWith('.ts');
 const runnerEntry = path.join(here, runningFromSource ? 'job-runner.ts' : 'job-runner.js');
 
 interface Running {
+  /** The run this process runs (its assignment's `queueSeq`): its reports name it, its control requests must. */
+  queueSeq: number;
   child: ChildProcess;
   ended: boolean;
   relay: Promise<void>;
@@ -44,6 +46,8 @@ export interface SupervisorOptions {
   onCrash?: () => void;
   /** Keep a job process forked ahead of the next job (spare-runner.ts); default on. */
   spareRunner?: boolean;
+  /** Forks a job process (tests put a stand-in here); default: job-runner.ts. */
+  forkRunner?: () => ChildProcess;
 }
 
 export class JobSupervisor {
@@ -78,12 +82,13 @@ export class JobSupervisor {
     private readonly opts: SupervisorOptions,
   ) {
     this.spare = new SpareRunner(
-      () =>
-        fork(runnerEntry, [], {
-          execArgv: runningFromSource ? ['--import', 'tsx'] : [],
-          stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-          env: process.env,
-        }),
+      opts.forkRunner ??
+        (() =>
+          fork(runnerEntry, [], {
+            execArgv: runningFromSource ? ['--import', 'tsx'] : [],
+            stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+            env: process.env,
+          })),
       opts.spareRunner ?? true,
     );
     this.spare.fill();
@@ -107,26 +112,34 @@ export class JobSupervisor {
    * Brings this node in line with its assignments: starts every placed job not running here yet,
    * passes a preemption notice on (the Redis control message may have been lost; the assignment
    * carries it too), and stops a job that is no longer assigned here (the scheduler took it back
-   * after the grace period, or it was cancelled): its reports would be refused anyway, and it must
-   * not keep renewing leases on devices that are someone else's now.
+   * after the grace period, or it was cancelled), or is assigned here in another run (it was
+   * requeued and placed here again): its reports would be refused anyway, and it must not keep
+   * renewing leases on devices that are someone else's now. A new run starts once the old one's
+   * process is gone. A notice applies to the run its assignment is.
    */
   reconcile(assignments: Assignment[]): void {
-    const assigned = new Set<string>();
+    const assigned = new Map<string, number>();
     for (const a of assignments) {
-      assigned.add(a.jobId);
+      assigned.set(a.jobId, a.queueSeq);
       if (a.status === 'placed' && !this.jobs.has(a.jobId)) this.start(a);
-      else if (a.preemptRequestedAt && !this.noticed.has(a.jobId) && this.control(a.jobId, 'preempt'))
+      else if (
+        a.preemptRequestedAt &&
+        !this.noticed.has(a.jobId) &&
+        this.control(a.jobId, 'preempt', a.queueSeq)
+      )
         this.noticed.add(a.jobId);
     }
     for (const [jobId, r] of this.jobs) {
-      if (!assigned.has(jobId) && !r.ended && this.control(jobId, 'cancel'))
-        this.logger.warn({ jobId }, 'job no longer assigned to this node: stopping it');
+      if (assigned.get(jobId) !== r.queueSeq && !r.ended && this.control(jobId, 'cancel', r.queueSeq))
+        this.logger.warn({ jobId, queueSeq: r.queueSeq }, 'run no longer assigned to this node: stopping it');
     }
   }
 
   private start(a: Assignment): void {
     const child = this.spare.take();
+    const queueSeq = a.queueSeq;
     const r: Running = {
+      queueSeq,
       child,
       ended: false,
       relay: Promise.resolve(),
@@ -154,7 +167,7 @@ export class JobSupervisor {
               kind: 'start',
               nodeId,
               jobId: a.jobId,
-              body: { resumedFromStep: m.resumedFromStep },
+              body: { queueSeq, resumedFromStep: m.resumedFromStep },
             }),
           );
           break;
@@ -167,6 +180,7 @@ export class JobSupervisor {
               nodeId,
               jobId: a.jobId,
               body: {
+                queueSeq,
                 metrics: m.metrics,
                 profiles: m.profiles,
                 events: m.events ?? [],
@@ -177,7 +191,9 @@ export class JobSupervisor {
           break;
         case 'checkpoint': {
           const { t: _t, ...body } = m;
-          relay(() => this.outbox.put({ kind: 'checkpoint', nodeId, jobId: a.jobId, body }));
+          relay(() =>
+            this.outbox.put({ kind: 'checkpoint', nodeId, jobId: a.jobId, body: { ...body, queueSeq } }),
+          );
           break;
         }
         case 'finished':
@@ -187,7 +203,7 @@ export class JobSupervisor {
               kind: 'finish',
               nodeId,
               jobId: a.jobId,
-              body: { outcome: m.outcome, error: m.error },
+              body: { queueSeq, outcome: m.outcome, error: m.error },
             }),
           );
           this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
@@ -212,7 +228,7 @@ export class JobSupervisor {
               kind: 'finish',
               nodeId,
               jobId: a.jobId,
-              body: { outcome: 'crashed', error: error.slice(0, 4000) },
+              body: { queueSeq, outcome: 'crashed', error: error.slice(0, 4000) },
             }),
           );
         }
@@ -254,9 +270,13 @@ export class JobSupervisor {
     );
   }
 
-  control(jobId: string, action: ControlAction): boolean {
+  /**
+   * Passes a request on to the job's process if it runs run `queueSeq`: a request for another run
+   * (a late Redis message about an earlier run of a job placed here again) is not this process's.
+   */
+  control(jobId: string, action: ControlAction, queueSeq: number): boolean {
     const r = this.jobs.get(jobId);
-    if (!r || r.child.exitCode !== null) return false;
+    if (!r || r.queueSeq !== queueSeq || r.child.exitCode !== null) return false;
     r.child.send({ t: action } satisfies DaemonToRunner);
     return true;
   }
@@ -265,7 +285,7 @@ export class JobSupervisor {
   async drain(timeoutMs: number): Promise<void> {
     this.spare.close();
     const all = [...this.jobs.entries()];
-    for (const [jobId] of all) this.control(jobId, 'drain');
+    for (const [jobId, r] of all) this.control(jobId, 'drain', r.queueSeq);
     const done = Promise.all(all.map(([, r]) => r.exited));
     const timer = new Promise<'timeout'>((resolve) =>
       setTimeout(() => resolve('timeout'), timeoutMs).unref(),

@@ -36,13 +36,13 @@ const outbox = new ReportOutbox({
   send: (r) => {
     switch (r.kind) {
       case 'start':
-        return client.jobStarted(r.nodeId, r.jobId, r.body.resumedFromStep);
+        return client.jobStarted(r.nodeId, r.jobId, r.body);
       case 'report':
         return client.jobReport(r.nodeId, r.jobId, r.body);
       case 'checkpoint':
         return client.jobCheckpoint(r.nodeId, r.jobId, r.body);
       case 'finish':
-        return client.jobFinished(r.nodeId, r.jobId, r.body.outcome, r.body.error);
+        return client.jobFinished(r.nodeId, r.jobId, r.body);
     }
   },
   isFinal: (err) => err instanceof ControlPlaneError && err.status < 500,
@@ -103,8 +103,8 @@ async function main(): Promise<void> {
     if (channel === names.nodeChannel(nodeId)) return poll();
     try {
       const msg = JSON.parse(raw) as ControlMessage;
-      if (supervisor.control(msg.jobId, msg.action))
-        logger.info({ jobId: msg.jobId, action: msg.action }, 'control request');
+      if (supervisor.control(msg.jobId, msg.action, msg.queueSeq))
+        logger.info({ jobId: msg.jobId, queueSeq: msg.queueSeq, action: msg.action }, 'control request');
     } catch {
       // not ours
     }

@@ -3,7 +3,7 @@
  * cannot take the daemon or another job down). The child reports; the daemon forwards to the
  * control plane in order and sends control requests down.
  */
-import type { MetricPoint, StageProfileReport, CheckpointReport } from '../common/jobs/reports.js';
+import type { MetricPoint, StageProfileReport, SavedCheckpoint } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
 import type { NodeJobEvent, NodeOutcome, Placement } from '../common/node-protocol/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
@@ -49,7 +49,8 @@ export type RunnerToDaemon =
       /** Time each stage waited for its devices; for the daemon's metrics, not sent on. */
       lockWaits?: { stage: string; seconds: number }[];
     }
-  | ({ t: 'checkpoint' } & CheckpointReport)
+  /** The daemon adds the run (`queueSeq`) when it relays it: a job process runs one run only. */
+  | ({ t: 'checkpoint' } & SavedCheckpoint)
   | { t: 'finished'; outcome: Outcome; error: string | null }
   | { t: 'cancelled' }
   /** Device indexes on this node and the bytes the job holds on each now. */

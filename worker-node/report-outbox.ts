@@ -12,10 +12,11 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
-import type { CheckpointReport, JobFinish, JobReport } from '../common/node-protocol/index.js';
+import type { CheckpointReport, JobFinish, JobReport, JobStart } from '../common/node-protocol/index.js';
 
+/** Each body names the run it is about (`queueSeq`), fixed when it is put, so a resend still does. */
 export type OutboxReport =
-  | { kind: 'start'; nodeId: string; jobId: string; body: { resumedFromStep: number | null } }
+  | { kind: 'start'; nodeId: string; jobId: string; body: JobStart }
   | { kind: 'report'; nodeId: string; jobId: string; body: JobReport }
   | { kind: 'checkpoint'; nodeId: string; jobId: string; body: CheckpointReport }
   | { kind: 'finish'; nodeId: string; jobId: string; body: JobFinish };

@@ -118,6 +118,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
   const refused: string[] = [];
   const report: StageLoopDeps['report'] = (r) => {
     const relayed = {
+      queueSeq: 0,
       metrics: r.metrics,
       profiles: r.profiles,
       events: r.events ?? [],

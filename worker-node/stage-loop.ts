@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
 import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
 import { LeaseKeeper, WaiterExpiredError } from '../common/device-lock/index.js';
-import type { CheckpointReport, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
+import type { SavedCheckpoint, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
 import type { BalanceDecision, BalancerConfig } from './balancer.js';
 import { movedStages } from './balancer.js';
@@ -96,7 +96,7 @@ export interface StageLoopDeps {
   locks: DeviceLockService;
   start: RunnerStart;
   /** Saves the learner's state (`engine`: the balancer may have restarted it). */
-  saveCheckpoint(step: number, engine: Engine): Promise<CheckpointReport>;
+  saveCheckpoint(step: number, engine: Engine): Promise<SavedCheckpoint>;
   report(r: {
     metrics: MetricPoint[];
     profiles: StageProfileReport[];
@@ -106,7 +106,7 @@ export interface StageLoopDeps {
   }): void;
   /** Whole bytes this job has on each of `devices` now (0 after offload): the daemon's free-memory view. */
   occupancy(devices: string[], bytes: number): void;
-  checkpointed(c: CheckpointReport): void;
+  checkpointed(c: SavedCheckpoint): void;
 }
 
 export type Request = 'cancel' | 'preempt' | 'drain' | null;
@@ -276,7 +276,7 @@ export class StageLoop {
     if (saved) this.record(saved);
   }
 
-  private record(c: CheckpointReport): void {
+  private record(c: SavedCheckpoint): void {
     this.lastSavedStep = c.step;
     this.d.checkpointed(c);
   }
@@ -488,7 +488,7 @@ export class StageLoop {
       let stepStarted = performance.now();
       for (let step = this.completedStep + 1; step <= w.steps; step++) {
         const acc = { seconds: 0, staleness: noStaleness(), inflight: 0, overlap: 0 };
-        let result: { checkpoint: CheckpointReport | null; done: boolean } | null = null;
+        let result: { checkpoint: SavedCheckpoint | null; done: boolean } | null = null;
         for (let index = 0; index < microBatches; index++) {
           const waitFrom = performance.now();
           const mb = await pipe.take();
@@ -628,7 +628,7 @@ export class StageLoop {
     step: number,
     stats: StepStats,
     extra: MetricPoint[],
-  ): Promise<{ checkpoint: CheckpointReport | null; done: boolean }> {
+  ): Promise<{ checkpoint: SavedCheckpoint | null; done: boolean }> {
     const w = this.d.start.spec.workflow;
     const isLast = step === w.steps;
     const metrics: MetricPoint[] = [

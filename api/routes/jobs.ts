@@ -123,7 +123,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       await Promise.all([
         deps.wake.wake(),
         notifyEvents(deps.redis, deps.names, job.id, [result.eventId]),
-        sendControl(deps.redis, deps.names, { jobId: job.id, action: 'cancel' }),
+        sendControl(deps.redis, deps.names, { jobId: job.id, queueSeq: job.queueSeq, action: 'cancel' }),
       ]).catch((err) => req.log.warn({ err, jobId: job.id }, 'cancel fan-out failed; row is cancelled'));
     }
     res.json(serializeJob(result.job));

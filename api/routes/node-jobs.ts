@@ -1,10 +1,12 @@
 /**
  * The node side of running jobs: a daemon reads its assignments and reports on the jobs it runs
  * (start, metrics/profiles/usage, checkpoints, outcome). Admins can preempt a job. Every report is
- * guarded by the job still being placed on the reporting node (see common/jobs/transitions.ts), so a
- * node that lost a job cannot touch it any more; such a report answers `{applied: false}`.
+ * guarded by the job still being placed on the reporting node in the run the report names
+ * (`queueSeq`; see common/jobs/transitions.ts), so a node that lost a job cannot touch it any more,
+ * nor can a late report of an earlier run touch the run placed now; such a report answers
+ * `{applied: false}`.
  */
-import { assignmentsOf, holdsDevices } from '../../common/jobs/assignments.js';
+import { assignmentsOf, runHoldingDevices } from '../../common/jobs/assignments.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
@@ -12,8 +14,8 @@ import { ApiError, notFound } from '../../common/errors.js';
 import { checkpointModelKey } from '../../common/storage/index.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
-import { insertProfiles, recordCheckpoint, recordUsage, upsertMetrics } from '../../common/jobs/reports.js';
-import { recordNodeEvents } from '../../common/jobs/node-events.js';
+import { recordCheckpoint } from '../../common/jobs/reports.js';
+import { applyJobReport } from '../../common/jobs/job-report.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
 import {
   appliedSchema,
@@ -23,7 +25,6 @@ import {
   jobFinishSchema,
   jobReportSchema,
   jobStartSchema,
-  splitReport,
 } from '../../common/node-protocol/index.js';
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
@@ -88,7 +89,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/start',
     operationId: 'startNodeJob',
-    description: 'placed to running; applied only while the job is placed on this node.',
+    description:
+      'placed to running; applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'The node started the job (placed → running; counts an attempt)',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: startBody } } } },
@@ -97,7 +99,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/start', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(startBody, req.body ?? {});
-    res.json({ applied: await after(await startJob(pool, jobId, nodeId, body.resumedFromStep)) });
+    res.json({
+      applied: await after(await startJob(pool, jobId, nodeId, body.queueSeq, body.resumedFromStep)),
+    });
   });
 
   registerRoute(registry, {
@@ -106,7 +110,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     operationId: 'reportNodeJob',
     description:
       'Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement ' +
-      '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node.',
+      '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'Metrics per step, stage profiles and device-seconds of a running job',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
@@ -115,28 +119,17 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/report', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = parseOrThrow(reportBody, req.body);
-    // Events first: a move that does not fit the placement refuses the whole report (400).
-    const eventIds = await recordNodeEvents(pool, jobId, nodeId, body.events);
+    const { applied, eventIds } = await applyJobReport(pool, jobId, nodeId, body);
     await notifyEvents(deps.redis, deps.names, jobId, eventIds);
-    const written = await upsertMetrics(pool, jobId, nodeId, body.metrics);
-    await insertProfiles(pool, jobId, nodeId, body.profiles);
-    await recordUsage(
-      pool,
-      jobId,
-      nodeId,
-      body.deviceSeconds,
-      splitReport(body.profiles, body.deviceSeconds),
-    );
-    res.json({
-      applied: (written > 0 || body.metrics.length === 0) && eventIds.length === body.events.length,
-    });
+    res.json({ applied });
   });
 
   registerRoute(registry, {
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/checkpoints',
     operationId: 'recordNodeJobCheckpoint',
-    description: 'A checkpoint whose file is durable; applied only while the job is placed on this node.',
+    description:
+      'A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'A checkpoint file is durable in storage: record it',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
@@ -165,17 +158,18 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     summary: "The job's run on this node ended: succeeded, failed, preempted, crashed or drained",
     description:
       '`preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); ' +
-      '`crashed` does too until the attempts run out, then the job fails with the cause.',
+      '`crashed` does too until the attempts run out, then the job fails with the cause. ' +
+      'Applied only while the job is placed on this node in the run `queueSeq` names.',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
     responses: { 200: json(applied) },
   });
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const { outcome, error } = parseOrThrow(finishBody, req.body);
+    const { queueSeq, outcome, error } = parseOrThrow(finishBody, req.body);
     const t = isRequeueOutcome(outcome)
-      ? await requeueJob(pool, jobId, nodeId, outcome, error)
-      : await finishJob(pool, jobId, nodeId, outcome, error);
+      ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
+      : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error);
     res.json({ applied: await after(t) });
   });
 
@@ -192,8 +186,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/jobs/:id/preempt', requireRole('admin'), async (req, res) => {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
-    if (!(await holdsDevices(pool, id))) throw notFound('running job');
-    await sendControl(deps.redis, deps.names, { jobId: id, action: 'preempt' });
+    const queueSeq = await runHoldingDevices(pool, id);
+    if (queueSeq === null) throw notFound('running job');
+    await sendControl(deps.redis, deps.names, { jobId: id, queueSeq, action: 'preempt' });
     res.status(202).json({ jobId: id });
   });
 

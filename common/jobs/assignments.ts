@@ -33,8 +33,13 @@ export async function assignmentsOf(pool: pg.Pool, nodeId: string): Promise<Assi
   return data;
 }
 
-/** Whether a job holds devices now (placed or running): what an admin preemption applies to. */
-export async function holdsDevices(pool: pg.Pool, jobId: string): Promise<boolean> {
-  const q = await pool.query(`SELECT 1 FROM jobs WHERE id = $1 AND status IN ('placed', 'running')`, [jobId]);
-  return q.rows.length > 0;
+/**
+ * The run of a job that holds devices now (placed or running), or null: what an admin preemption
+ * applies to, and names in its control message.
+ */
+export async function runHoldingDevices(pool: pg.Pool, jobId: string): Promise<number | null> {
+  const q = await pool.query(`SELECT queue_seq FROM jobs WHERE id = $1 AND status IN ('placed', 'running')`, [
+    jobId,
+  ]);
+  return q.rows[0] ? (q.rows[0].queue_seq as number) : null;
 }

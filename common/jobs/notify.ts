@@ -24,8 +24,14 @@ export async function notifyNode(redis: Redis, names: RedisNames, nodeId: string
   await redis.publish(names.nodeChannel(nodeId), JSON.stringify({ nodeId }));
 }
 
+/**
+ * A request to one run of a job: `queueSeq` is the run's (the job's queue_seq when the request was
+ * decided). A message can arrive late (a publisher paused after its commit, a slow API process) and
+ * by then the job may run again, even on the same node: the worker acts on it only for that run.
+ */
 export interface ControlMessage {
   jobId: string;
+  queueSeq: number;
   action: 'cancel' | 'preempt';
 }
 

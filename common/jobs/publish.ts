@@ -34,7 +34,8 @@ export async function requeueNodeJobs(
 ): Promise<number> {
   let requeued = 0;
   for (const jobId of await jobsOnNode(ctx.pool, nodeId)) {
-    if (await publishTransition(ctx, await requeueJob(ctx.pool, jobId, nodeId, reason, error))) requeued++;
+    if (await publishTransition(ctx, await requeueJob(ctx.pool, jobId, nodeId, null, reason, error)))
+      requeued++;
   }
   return requeued;
 }

@@ -1,50 +1,52 @@
 /**
  * What a running job reports through its node: metrics, stage profiles, device usage, checkpoints.
- * Every write is guarded by the job still being on the reporting node.
+ * Every write is guarded by the job still being on the reporting node in the reporting run: a
+ * checkpoint record by its own statement, the rest by the job row `applyJobReport` (job-report.ts)
+ * locks for the report's transaction.
  */
 import type pg from 'pg';
-import type { CheckpointReport, MetricPoint, StageProfileReport } from '../node-protocol/index.js';
+import type {
+  CheckpointReport,
+  MetricPoint,
+  SavedCheckpoint,
+  StageProfileReport,
+} from '../node-protocol/index.js';
 import { checkpointModelKey } from '../storage/index.js';
 import { scaleTo, type DeviceTime } from '../node-protocol/device-time.js';
 
-export type { CheckpointReport, MetricPoint, StageProfileReport };
+export type { CheckpointReport, MetricPoint, SavedCheckpoint, StageProfileReport };
 
-const ON_NODE = `EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND node_id = $2 AND status IN ('placed', 'running'))`;
+/** A client inside the report's transaction, the job row locked for this run (job-report.ts). */
+export type InRun = Pick<pg.ClientBase, 'query'>;
 
 /**
  * A step's metric is one row: a job resumed from a checkpoint re-runs the steps after it, and the
  * run that continued overwrites what the lost run had reported — never a second row.
  */
-export async function upsertMetrics(
-  pool: pg.Pool,
-  jobId: string,
-  nodeId: string,
-  points: MetricPoint[],
-): Promise<number> {
+export async function upsertMetrics(tx: InRun, jobId: string, points: MetricPoint[]): Promise<number> {
   if (!points.length) return 0;
-  const r = await pool.query(
+  const r = await tx.query(
     `INSERT INTO metrics (job_id, step, name, value)
-     SELECT $1, s, n, v FROM unnest($3::int[], $4::text[], $5::float8[]) AS t(s, n, v) WHERE ${ON_NODE}
+     SELECT $1, s, n, v FROM unnest($2::int[], $3::text[], $4::float8[]) AS t(s, n, v)
      ON CONFLICT (job_id, name, step) DO UPDATE SET value = EXCLUDED.value, created_at = now()`,
-    [jobId, nodeId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => p.value)],
+    [jobId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => p.value)],
   );
   return r.rowCount ?? 0;
 }
 
 export async function insertProfiles(
-  pool: pg.Pool,
+  tx: InRun,
   jobId: string,
   nodeId: string,
   profiles: StageProfileReport[],
 ): Promise<void> {
   if (!profiles.length) return;
-  await pool.query(
+  await tx.query(
     `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, tokens, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy, partial_tail)
      SELECT $1, $2, p.stage, p.step, p.seconds, p.tokens, p.batch, p.devices, p.peak_bytes, p.onload_seconds, p.offload_seconds, p.occupancy, p.partial_tail
        FROM jsonb_to_recordset($3::jsonb) AS p(stage text, step int, seconds float8, tokens int, batch int, devices int,
                                                peak_bytes bigint, onload_seconds float8, offload_seconds float8,
-                                               occupancy float8, partial_tail float8)
-      WHERE ${ON_NODE}`,
+                                               occupancy float8, partial_tail float8)`,
     [
       jobId,
       nodeId,
@@ -73,31 +75,31 @@ export async function insertProfiles(
  * cannot charge a tenant more than the job's placement could have used: what is recorded is bounded
  * by the wall time since the job was placed (or first started) × the devices it holds, less what
  * was already recorded since then, and a bounded charge keeps the states' proportions. The job row
- * is locked so that concurrent reports share the bound. Returns the device-seconds recorded.
+ * is locked (by the report's transaction) so that concurrent reports share the bound. Returns the
+ * device-seconds recorded.
  */
 export async function recordUsage(
-  pool: pg.Pool,
+  tx: InRun,
   jobId: string,
-  nodeId: string,
   deviceSeconds: number,
   split: DeviceTime = { running: deviceSeconds, switching: 0, idle: 0 },
 ): Promise<number> {
   if (!(deviceSeconds > 0)) return 0;
   const parts = scaleTo(split, deviceSeconds);
-  const r = await pool.query(
+  const r = await tx.query(
     `WITH j AS (
        SELECT id, tenant_id, coalesce(placed_at, started_at) AS since,
               coalesce(jsonb_array_length(placement->'devices'), devices) AS held
-         FROM jobs WHERE id = $1 AND node_id = $2 FOR UPDATE
+         FROM jobs WHERE id = $1
      ), b0 AS (
-       SELECT j.id, j.tenant_id, GREATEST(0, LEAST($3::float8,
+       SELECT j.id, j.tenant_id, GREATEST(0, LEAST($2::float8,
                 extract(epoch FROM now() - j.since) * j.held
                 - coalesce((SELECT sum(u.device_seconds) FROM usage_ledger u
                              WHERE u.job_id = j.id AND u.created_at >= j.since), 0))) AS s
          FROM j WHERE j.since IS NOT NULL
      ), b AS (
-       SELECT id, tenant_id, s, s / $3::float8 * $4::float8 AS run, s / $3::float8 * $5::float8 AS sw,
-              s / $3::float8 * $6::float8 AS idle
+       SELECT id, tenant_id, s, s / $2::float8 * $3::float8 AS run, s / $2::float8 * $4::float8 AS sw,
+              s / $2::float8 * $5::float8 AS idle
          FROM b0
      ), uj AS (
        UPDATE jobs SET device_seconds = jobs.device_seconds + b.s,
@@ -117,7 +119,7 @@ export async function recordUsage(
      INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, running_seconds, switching_seconds, idle_seconds, period_start)
      SELECT tenant_id, id, s, run, sw, idle, usage_period_start() FROM b WHERE s > 0
      RETURNING device_seconds`,
-    [jobId, nodeId, deviceSeconds, parts.running, parts.switching, parts.idle],
+    [jobId, deviceSeconds, parts.running, parts.switching, parts.idle],
   );
   return Number(r.rows[0]?.device_seconds ?? 0);
 }
@@ -131,7 +133,9 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
   const r = await pool.query(
     `WITH c AS (
        INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key, meta)
-       SELECT $1, $3, $4, $5, $6, $7::jsonb WHERE ${ON_NODE}
+       SELECT $1, $3, $4, $5, $6, $7::jsonb
+        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND node_id = $2 AND queue_seq = $8
+                         AND status IN ('placed', 'running'))
        ON CONFLICT (job_id, step) DO UPDATE SET size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
          storage_key = EXCLUDED.storage_key, meta = EXCLUDED.meta, created_at = now()
        RETURNING id, step
@@ -141,7 +145,16 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
        RETURNING id
      )
      SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids FROM c`,
-    [jobId, nodeId, c.step, c.sizeBytes, c.sha256, checkpointModelKey(jobId, c.step), JSON.stringify(c.meta)],
+    [
+      jobId,
+      nodeId,
+      c.step,
+      c.sizeBytes,
+      c.sha256,
+      checkpointModelKey(jobId, c.step),
+      JSON.stringify(c.meta),
+      c.queueSeq,
+    ],
   );
   const row = r.rows[0];
   return row

@@ -1,9 +1,10 @@
 /**
  * Job state transitions after submission (submission and cancel live in api/jobs/). Each is one SQL
  * statement — the row change, the quota counters and the event rows commit together — guarded by
- * the state it expects and, for reports from a node, by `node_id`: a node that lost a job (it was
- * requeued after a missed heartbeat) can no longer move it. A guard that fails returns null and
- * changes nothing. Callers publish the returned event ids after the commit.
+ * the state it expects and, for reports from a node, by `node_id` and the run (`queue_seq`): a node
+ * that lost a job (it was requeued after a missed heartbeat) can no longer move it, nor can a late
+ * report of an earlier run move the run placed now, on whichever node. A guard that fails returns
+ * null and changes nothing. Callers publish the returned event ids after the commit.
  *
  *   queued ─place (scheduler/rounds/apply-decisions.ts)→ placed ─start→ running ─finish→ succeeded | failed
  *   placed | running ─requeue(preempted | node_lost | crashed | drained)→ queued   (or failed once
@@ -34,14 +35,27 @@ async function one(pool: pg.Pool, sql: string, params: unknown[]): Promise<Trans
 
 export type { Placement } from '../node-protocol/index.js';
 
+/**
+ * The run a node report is about: `queueSeq` of the assignment that started it; null only for the
+ * control plane's own callers, which act on the row as it is (the scheduler requeueing a lost node).
+ */
+export type RunSeq = number | null;
+const THIS_RUN = (param: string) => `(${param}::int IS NULL OR queue_seq = ${param}::int)`;
+
 /** placed → running on the node it was placed on; counts an attempt, and the run's minimum run time starts. */
-export function startJob(pool: pg.Pool, jobId: string, nodeId: string, resumedFromStep: number | null) {
+export function startJob(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  queueSeq: RunSeq,
+  resumedFromStep: number | null,
+) {
   return one(
     pool,
     `WITH j AS (
        UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
                        run_started_at = now(), updated_at = now()
-        WHERE id = $1 AND node_id = $2 AND status = 'placed'
+        WHERE id = $1 AND node_id = $2 AND ${THIS_RUN('$4')} AND status = 'placed'
        RETURNING *
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
@@ -50,7 +64,7 @@ export function startJob(pool: pg.Pool, jobId: string, nodeId: string, resumedFr
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, resumedFromStep],
+    [jobId, nodeId, resumedFromStep, queueSeq],
   );
 }
 
@@ -59,13 +73,15 @@ export function finishJob(
   pool: pg.Pool,
   jobId: string,
   nodeId: string,
+  queueSeq: RunSeq,
   status: 'succeeded' | 'failed',
   error: string | null,
 ) {
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id FROM jobs WHERE id = $1 AND node_id = $2 AND status IN ('placed', 'running') FOR UPDATE
+       SELECT id, devices, tenant_id FROM jobs
+        WHERE id = $1 AND node_id = $2 AND ${THIS_RUN('$5')} AND status IN ('placed', 'running') FOR UPDATE
      ), j AS (
        UPDATE jobs SET status = $3::"JobStatus", last_error = $4, finished_at = now(), updated_at = now()
          FROM prev WHERE jobs.id = prev.id
@@ -80,7 +96,7 @@ export function finishJob(
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, status, error],
+    [jobId, nodeId, status, error, queueSeq],
   );
 }
 
@@ -88,12 +104,14 @@ export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained';
 
 /**
  * placed | running → queued with a fresh queue entry id (queue_seq + 1), or → failed when a crash
- * used the last attempt. `nodeId` null skips the node guard (the scheduler requeueing a lost node).
+ * used the last attempt. `nodeId` and `queueSeq` null skip the node and run guards (the scheduler
+ * requeueing a lost node).
  */
 export function requeueJob(
   pool: pg.Pool,
   jobId: string,
   nodeId: string | null,
+  queueSeq: RunSeq,
   reason: RequeueReason,
   error: string | null,
 ) {
@@ -101,7 +119,8 @@ export function requeueJob(
     pool,
     `WITH prev AS (
        SELECT id, devices, tenant_id, attempts, max_attempts, preemptions, node_id, preempt_reason, status FROM jobs
-        WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND status IN ('placed', 'running') FOR UPDATE
+        WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND ${THIS_RUN('$5')}
+          AND status IN ('placed', 'running') FOR UPDATE
      ), counted AS (
        -- A run counts at its start (startJob); one that crashed before it started (its engine could
        -- not be built, its checkpoint not read) is a run too: uncounted, it was retried forever.
@@ -142,7 +161,7 @@ export function requeueJob(
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id ORDER BY id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, reason, error],
+    [jobId, nodeId, reason, error, queueSeq],
   );
 }
 

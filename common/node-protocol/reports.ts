@@ -16,9 +16,18 @@ export type RequeueOutcome = (typeof requeueOutcomes)[number];
 export const isRequeueOutcome = (o: NodeOutcome): o is RequeueOutcome =>
   (requeueOutcomes as readonly string[]).includes(o);
 
+/**
+ * The run a report speaks for: the `queueSeq` of the assignment that started it. Every return to
+ * the queue bumps the job's `queue_seq`, so a late report of an earlier run (even of the same job
+ * on the same node, placed there again) no longer matches and is refused like a report from a node
+ * that lost the job, instead of moving or charging the run placed now.
+ */
+export const runSeq = () => int4();
+
 export const jobStartSchema = z
-  .strictObject({ resumedFromStep: int4().nullable().default(null) })
+  .strictObject({ queueSeq: runSeq(), resumedFromStep: int4().nullable().default(null) })
   .openapi('JobStart');
+export type JobStart = z.output<typeof jobStartSchema>;
 
 export const metricPointSchema = z.strictObject({
   step: int4(),
@@ -104,6 +113,7 @@ export const nodeJobEventTypes = ['job.rebalanced', 'job.rebalance_measured'] as
 
 export const jobReportSchema = z
   .strictObject({
+    queueSeq: runSeq(),
     metrics: z.array(metricPointSchema).max(10_000).default([]),
     profiles: z.array(stageProfileSchema).max(1000).default([]),
     /** Decisions the worker took inside the job's placement, recorded as job events. */
@@ -119,6 +129,7 @@ export type JobReport = z.output<typeof jobReportSchema>;
 
 export const checkpointReportSchema = z
   .strictObject({
+    queueSeq: runSeq(),
     step: int4(),
     sizeBytes: byteCount(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -132,9 +143,12 @@ export const checkpointReportSchema = z
   })
   .openapi('CheckpointReport');
 export type CheckpointReport = z.output<typeof checkpointReportSchema>;
+/** A checkpoint as a job process reports it: its daemon adds the run (`queueSeq`) it started it for. */
+export type SavedCheckpoint = Omit<CheckpointReport, 'queueSeq'>;
 
 export const jobFinishSchema = z
   .strictObject({
+    queueSeq: runSeq(),
     outcome: z.enum(nodeOutcomes),
     error: anyText(4000).nullable().default(null),
   })

@@ -16,8 +16,8 @@ export interface Applied {
   events: Map<string, string[]>;
   /** Nodes whose assignments changed. */
   nodes: Set<string>;
-  /** Jobs given a preemption notice now. */
-  noticed: string[];
+  /** Jobs given a preemption notice now, each with the run the notice is for (its control message names it). */
+  noticed: { jobId: string; queueSeq: number }[];
   placed: number;
   takenBack: number;
 }
@@ -97,7 +97,7 @@ WITH v AS (
 ), j AS (
   UPDATE jobs SET preempt_requested_at = now(), preempt_reason = v.reason, sched_epoch = $2, updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status IN ('placed', 'running') AND jobs.preempt_requested_at IS NULL
-  RETURNING jobs.id, jobs.node_id, v.reason, v.for_job, v.move_to
+  RETURNING jobs.id, jobs.node_id, jobs.queue_seq, v.reason, v.for_job, v.move_to
 ), e AS (
   INSERT INTO job_events (job_id, type, data)
   SELECT id, 'job.preempting', jsonb_strip_nulls(jsonb_build_object('reason', reason, 'forJobId', for_job,
@@ -105,7 +105,8 @@ WITH v AS (
                                                   'graceSeconds', $3::float8, 'epoch', $2::bigint)) FROM j
   RETURNING id, job_id
 )
-SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
+SELECT e.job_id, j.queue_seq, array_agg(e.id ORDER BY e.id) AS event_ids
+  FROM e JOIN j ON j.id = e.job_id GROUP BY e.job_id, j.queue_seq`;
 
 /** Re-planning decisions as job events (the move itself goes through NOTICE as a `replan` preemption). */
 const REPLAN = `
@@ -194,7 +195,7 @@ export async function applyDecisions(
       }));
       const r = await client.query(NOTICE, [JSON.stringify(rows), lease.epoch, extra.graceSeconds]);
       collect(out, r.rows, nodeOf);
-      out.noticed = r.rows.map((row) => row.job_id as string);
+      out.noticed = r.rows.map((row) => ({ jobId: row.job_id as string, queueSeq: row.queue_seq as number }));
     }
     if (d.replan.length) {
       const rows = d.replan.map(({ jobId, tenantId: _t, kind, ...data }) => ({

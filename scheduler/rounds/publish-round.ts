@@ -1,7 +1,8 @@
 /**
  * What follows a committed round: events are announced, nodes re-read their assignments, jobs
  * under notice are told to checkpoint (the notice is also in their assignment, so a lost message
- * only waits for the daemon's next poll), and the queue view, tenant shares and each pool's
+ * only waits for the daemon's next poll; the message names the run it is for, so one published
+ * late — this process paused after its commit — cannot preempt a later run of the job), and the queue view, tenant shares and each pool's
  * capacity signal are replaced in Redis for the API. The view is derived data: a lost write is rewritten by the next round.
  */
 import type { Redis } from 'ioredis';
@@ -32,7 +33,11 @@ export async function publishRound(
 ): Promise<void> {
   await Promise.all([...applied.events].map(([jobId, ids]) => notifyEvents(redis, names, jobId, ids)));
   await Promise.all([...applied.nodes].map((nodeId) => notifyNode(redis, names, nodeId)));
-  await Promise.all(applied.noticed.map((jobId) => sendControl(redis, names, { jobId, action: 'preempt' })));
+  await Promise.all(
+    applied.noticed.map(({ jobId, queueSeq }) =>
+      sendControl(redis, names, { jobId, queueSeq, action: 'preempt' }),
+    ),
+  );
   await Promise.all([writeViews(redis, names, d, now), writeCapacity(redis, names, capacity, now)]);
 }
 

@@ -124,7 +124,7 @@ export function startRoundLoop(deps: {
         {
           epoch: stats.epoch,
           placed: applied.placed,
-          preempted: applied.noticed,
+          preempted: applied.noticed.map((n) => n.jobId),
           takenBack: applied.takenBack,
           ms: Math.round(ms),
         },

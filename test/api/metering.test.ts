@@ -53,13 +53,14 @@ async function running(t: TestTenant, name: string, placedSecondsAgo: number): P
     [id, nodeId, placedSecondsAgo],
   );
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${id}/start`))
-    .send({})
+    .send({ queueSeq: 0 })
     .expect(200);
   return id;
 }
 
 /** One hold on 2 devices as the stage loop reports it: seconds, onload/offload, engine compute. */
 const hold = (seconds: number, onload: number, offload: number, compute: number | null) => ({
+  queueSeq: 0,
   profiles: [
     {
       stage: 'rl_step',

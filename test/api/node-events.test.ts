@@ -94,7 +94,7 @@ before(async () => {
     ],
   );
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/start`))
-    .send({})
+    .send({ queueSeq: 0 })
     .expect(200);
 });
 after(() => h.close());
@@ -106,7 +106,7 @@ test('a move outside the placement, or overlapping, is a 400 and writes nothing'
     { generate: [0], train: [2, 3] },
   ]) {
     const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-      .send({ metrics: [{ step: 4, name: 'loss', value: 1 }], events: [rebalanced(stages)] })
+      .send({ queueSeq: 0, metrics: [{ step: 4, name: 'loss', value: 1 }], events: [rebalanced(stages)] })
       .expect(400);
     assert.equal(res.body.error.code, 'invalid_request');
   }
@@ -116,7 +116,7 @@ test('a move outside the placement, or overlapping, is a 400 and writes nothing'
 
 test('a node the job is not placed on changes nothing', async () => {
   const res = await other(h.http.post(`/v1/nodes/${otherId}/jobs/${jobId}/report`))
-    .send({ events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
+    .send({ queueSeq: 0, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
     .expect(200);
   assert.equal(res.body.applied, false);
   assert.ok(!(await eventsOf(jobId)).some((e) => e.type === 'job.rebalanced'));
@@ -124,7 +124,7 @@ test('a node the job is not placed on changes nothing', async () => {
 
 test('job.rebalanced is recorded as a job event and its stage map in the placement', async () => {
   const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-    .send({ events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
+    .send({ queueSeq: 0, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
     .expect(200);
   assert.equal(res.body.applied, true);
   const ev = (await eventsOf(jobId)).find((e) => e.type === 'job.rebalanced')!;
@@ -140,6 +140,7 @@ test('job.rebalanced is recorded as a job event and its stage map in the placeme
 
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
     .send({
+      queueSeq: 0,
       events: [
         {
           type: 'job.rebalance_measured',
@@ -158,6 +159,6 @@ test('job.rebalanced is recorded as a job event and its stage map in the placeme
 
 test('an unknown event type is a 400', async () => {
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-    .send({ events: [{ type: 'job.succeeded', step: 1 }] })
+    .send({ queueSeq: 0, events: [{ type: 'job.succeeded', step: 1 }] })
     .expect(400);
 });

@@ -50,7 +50,7 @@ async function placeAndStart(as: As, nodeId: string, jobId: string): Promise<voi
     [jobId, nodeId],
   );
   const started = await as(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/start`))
-    .send({})
+    .send({ queueSeq: 0 })
     .expect(200);
   assert.equal(started.body.applied, true);
 }
@@ -60,7 +60,12 @@ async function writeModel(jobId: string, step: number, bytes: Buffer) {
   const file = path.join(h.config.TIMESHARE_STORAGE_ROOT, checkpointModelKey(jobId, step));
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, bytes);
-  return { step, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  return {
+    queueSeq: 0,
+    step,
+    sizeBytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  };
 }
 
 before(async () => {
@@ -89,6 +94,7 @@ describe('checkpoint reports', () => {
     const secret = Buffer.from('rival tenant weights');
     await writeModel(rivalJob, 20, secret);
     const report = {
+      queueSeq: 0,
       step: 20,
       sizeBytes: secret.length,
       sha256: createHash('sha256').update(secret).digest('hex'),
@@ -157,7 +163,7 @@ describe('usage reports', () => {
     const before = Date.now();
     for (let i = 0; i < 3; i++)
       await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-        .send({ deviceSeconds: 1e6 })
+        .send({ queueSeq: 0, deviceSeconds: 1e6 })
         .expect(200);
     const elapsed = (Date.now() - before) / 1000 + 5;
     const job = await h.api.deps.db.pool.query(`SELECT device_seconds FROM jobs WHERE id = $1`, [jobId]);
@@ -325,9 +331,14 @@ describe('bounds and NUL bytes', () => {
       ['checkpoints', 'sizeBytes', { step: 1, sizeBytes: 2 ** 64, sha256 }],
       ['finish', 'error', { outcome: 'failed', error: 'boom\u0000' }],
       ['start', 'resumedFromStep', { resumedFromStep: INT4_OVER }],
+      ['start', 'queueSeq', { queueSeq: INT4_OVER }],
+      ['start', 'queueSeq', { queueSeq: -1 }],
     ];
     for (const [route, param, body] of cases) {
-      const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${route}`)).send(body);
+      const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${route}`)).send({
+        queueSeq: 0,
+        ...body,
+      });
       assert.equal(res.status, 400, `${route} ${param}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.code, 'invalid_request');
       assert.equal(res.body.error.param, param);
@@ -355,6 +366,7 @@ describe('bounds and NUL bytes', () => {
   test('the largest values that fit are accepted', async () => {
     const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
       .send({
+        queueSeq: 0,
         metrics: [{ step: INT4_OVER - 1, name: 'loss', value: 1 }],
         profiles: [
           { ...profile, step: INT4_OVER - 1, tokens: INT4_OVER - 1, peakBytes: Number.MAX_SAFE_INTEGER },

@@ -20,13 +20,13 @@ const checkpoint = (jobId: string, step: number): OutboxReport => ({
   kind: 'checkpoint',
   nodeId: 'n',
   jobId,
-  body: { step, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
+  body: { queueSeq: 0, step, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
 });
 const finish = (jobId: string): OutboxReport => ({
   kind: 'finish',
   nodeId: 'n',
   jobId,
-  body: { outcome: 'drained', error: null },
+  body: { queueSeq: 0, outcome: 'drained', error: null },
 });
 class Unreachable extends Error {}
 

@@ -30,7 +30,7 @@ async function runningJob(name: string) {
         WHERE id = $1`,
       [id, at.nodeId, { nodeId: at.nodeId, devices: [0] }, (await acquireLease(pool, 'test', 60_000))!.epoch],
     );
-    await startJob(pool, id, at.nodeId, null);
+    await startJob(pool, id, at.nodeId, null, null);
   };
   await pool.query(`UPDATE jobs SET status = 'queued', node_id = NULL, placement = NULL WHERE id = $1`, [id]);
   await again();
@@ -41,21 +41,21 @@ async function runningJob(name: string) {
 test('preempted runs do not count against maxAttempts, crashed ones do', async () => {
   const pool = db.pool();
   const j = await runningJob('preempted-twice');
-  await requeueJob(pool, j.id, j.nodeId, 'preempted', null);
+  await requeueJob(pool, j.id, j.nodeId, null, 'preempted', null);
   await j.again();
-  await requeueJob(pool, j.id, j.nodeId, 'preempted', null);
+  await requeueJob(pool, j.id, j.nodeId, null, 'preempted', null);
   await j.again();
-  await requeueJob(pool, j.id, j.nodeId, 'crashed', 'boom');
+  await requeueJob(pool, j.id, j.nodeId, null, 'crashed', 'boom');
   assert.equal(await j.status(), 'queued', 'a first crash after two preemptions is retried');
   // Its crash back-off counts its crashed run only: 5 s, not 5 × 2^2.
   const queued = (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === j.id);
   assert.equal(queued?.attempts, 1);
 
   const k = await runningJob('crashes');
-  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
   await k.again();
-  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
   await k.again();
-  await requeueJob(pool, k.id, k.nodeId, 'crashed', 'boom');
+  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
   assert.equal(await k.status(), 'failed', 'the third crash of maxAttempts 3 fails it');
 });

@@ -89,7 +89,7 @@ it('clears a node for a wide job by moving its jobs to free devices kept for the
   assert.deepEqual(during.d.preempt, [], 'nothing more moves or is preempted');
 
   // The node reports each checkpoint: the jobs are back in the queue, and go where they were sent.
-  for (const m of moves) await requeueJob(pool, m.jobId, cleared, 'preempted', null);
+  for (const m of moves) await requeueJob(pool, m.jobId, cleared, null, 'preempted', null);
   const back = await round();
   for (const m of moves) {
     const q = back.snapshot.queued.find((x) => x.id === m.jobId)!;

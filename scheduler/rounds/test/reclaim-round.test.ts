@@ -60,7 +60,7 @@ it('reads back whom a reclaimed job made room for, and places that job on the fr
   assert.deepEqual([v.preemptReason, v.preemptFor], ['reclaim', mine]);
   assert.deepEqual(during.d.preempt, [], 'nobody else is preempted for it');
 
-  await requeueJob(pool, victim.jobId, nodeId, 'preempted', null);
+  await requeueJob(pool, victim.jobId, nodeId, null, 'preempted', null);
   const after = await round();
   const q = after.snapshot.queued.find((x) => x.id === victim.jobId)!;
   assert.deepEqual([q.preemptedFor, q.returnTo, q.returnFor], [mine, null, null]);

@@ -162,7 +162,7 @@ it('gives a job moved to a new plan its devices back first, ahead of a job queue
     // While it checkpoints, the older job does not take or wait on its devices.
     assert.ok(!first.place.some((p) => p.jobId === old));
     // The node reports the checkpoint: the job is back in the queue (common/jobs/transitions.ts).
-    await requeueJob(pool, id, row.node_id, 'preempted', null);
+    await requeueJob(pool, id, row.node_id, null, 'preempted', null);
     const second = await round(alone);
     assert.deepEqual(
       second.place.map((p) => [p.jobId, p.nodeId, p.devices, p.mode]),

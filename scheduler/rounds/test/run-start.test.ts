@@ -44,7 +44,7 @@ it('protects a placed job until it has run the minimum run time since its run st
   assert.equal(waiting.snapshot.running.find((r) => r.id === low)?.runningSince, null, 'placement clears it');
   assert.deepEqual(waiting.d.preempt, [], 'placed, not started');
 
-  assert.ok(await startJob(pool, low, at.nodeId, null));
+  assert.ok(await startJob(pool, low, at.nodeId, null, null));
   const started = await round();
   const since = started.snapshot.running.find((r) => r.id === low)?.runningSince;
   assert.ok(

@@ -45,7 +45,7 @@ it('moves a job off a crowded device onto a free one once nobody waits', async (
   assert.deepEqual([r.preemptReason, r.returnTo], ['spread', m.moveTo]);
   assert.deepEqual(during.d.preempt, [], 'the partner left behind is alone: nothing more moves');
 
-  await requeueJob(pool, m.jobId, nodeId, 'preempted', null);
+  await requeueJob(pool, m.jobId, nodeId, null, 'preempted', null);
   const back = await round();
   const q = back.snapshot.queued.find((x) => x.id === m.jobId)!;
   assert.deepEqual([q.returnTo, q.returnFor], [m.moveTo, m.jobId]);

@@ -647,7 +647,7 @@ export interface paths {
         put?: never;
         /**
          * The node started the job (placed → running; counts an attempt)
-         * @description placed to running; applied only while the job is placed on this node.
+         * @description placed to running; applied only while the job is placed on this node in the run `queueSeq` names.
          */
         post: operations["startNodeJob"];
         delete?: never;
@@ -667,7 +667,7 @@ export interface paths {
         put?: never;
         /**
          * Metrics per step, stage profiles and device-seconds of a running job
-         * @description Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement (`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node.
+         * @description Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement (`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node in the run `queueSeq` names.
          */
         post: operations["reportNodeJob"];
         delete?: never;
@@ -687,7 +687,7 @@ export interface paths {
         put?: never;
         /**
          * A checkpoint file is durable in storage: record it
-         * @description A checkpoint whose file is durable; applied only while the job is placed on this node.
+         * @description A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names.
          */
         post: operations["recordNodeJobCheckpoint"];
         delete?: never;
@@ -707,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * The job's run on this node ended: succeeded, failed, preempted, crashed or drained
-         * @description `preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause.
+         * @description `preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names.
          */
         post: operations["finishNodeJob"];
         delete?: never;
@@ -1357,10 +1357,12 @@ export interface components {
             train: number[];
         };
         JobStart: {
+            queueSeq: number;
             /** @default null */
             resumedFromStep?: number | null;
         };
         JobReport: {
+            queueSeq: number;
             /** @default [] */
             metrics?: {
                 step: number;
@@ -1427,6 +1429,7 @@ export interface components {
             imbalance: number;
         };
         CheckpointReport: {
+            queueSeq: number;
             step: number;
             sizeBytes: number;
             sha256: string;
@@ -1439,6 +1442,7 @@ export interface components {
             };
         };
         JobFinish: {
+            queueSeq: number;
             /** @enum {string} */
             outcome: "succeeded" | "failed" | "preempted" | "crashed" | "drained";
             /** @default null */

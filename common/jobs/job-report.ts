@@ -1,0 +1,61 @@
+/**
+ * A node's job report (metrics, stage profiles, job events, device-seconds) applied as one
+ * transaction that first locks the job row for the reporting node and run: the guard and every
+ * write commit together, so a requeue (which bumps `queue_seq`) either waits for the report or
+ * makes it change nothing — a late report of an earlier run cannot land on the run placed now.
+ */
+import type pg from 'pg';
+import type { JobReport, Placement } from '../node-protocol/index.js';
+import { splitReport } from '../node-protocol/index.js';
+import { recordNodeEvents } from './node-events.js';
+import { insertProfiles, recordUsage, upsertMetrics } from './reports.js';
+
+export interface ReportResult {
+  applied: boolean;
+  /** Job events to announce after the commit. */
+  eventIds: string[];
+}
+
+export async function applyJobReport(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  report: JobReport,
+): Promise<ReportResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const held = await client.query(
+      `SELECT status, placement FROM jobs WHERE id = $1 AND node_id = $2 AND queue_seq = $3 FOR UPDATE`,
+      [jobId, nodeId, report.queueSeq],
+    );
+    const row = held.rows[0] as { status: string; placement: Placement } | undefined;
+    if (!row) {
+      await client.query('ROLLBACK');
+      return { applied: false, eventIds: [] };
+    }
+    // Metrics, profiles and events only while the run holds the job; the device-seconds its last
+    // report carries after a cancel or an outcome were still spent by this run, and are charged.
+    const live = row.status === 'placed' || row.status === 'running';
+    let eventIds: string[] = [];
+    if (live) {
+      // Events first: a move that does not fit the placement refuses the whole report (400).
+      eventIds = await recordNodeEvents(client, jobId, row.placement, report.events);
+      await upsertMetrics(client, jobId, report.metrics);
+      await insertProfiles(client, jobId, nodeId, report.profiles);
+    }
+    await recordUsage(
+      client,
+      jobId,
+      report.deviceSeconds,
+      splitReport(report.profiles, report.deviceSeconds),
+    );
+    await client.query('COMMIT');
+    return { applied: live || (report.metrics.length === 0 && report.events.length === 0), eventIds };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Node reports are fenced by run, not only by node: each names the run it belongs to (`queueSeq`,
+ * the job's queue_seq in the assignment that started it). A job requeued and placed again on the
+ * same node is a new run there, and a late report of the earlier run (start, metrics and profiles,
+ * device-seconds, a checkpoint, an outcome) answers `{applied: false}` and changes nothing: it
+ * cannot requeue or finish the new run, nor charge its tenant.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type request from 'supertest';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+
+type As = (r: request.Test) => request.Test;
+
+let h: Harness;
+let acme: TestTenant;
+let node: As;
+let nodeId: string;
+
+before(async () => {
+  h = await startHarness();
+  acme = await h.createTenant('acme');
+  const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'runs-node' }).expect(201);
+  const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
+  nodeId = (
+    await node(h.http.post('/v1/nodes/register'))
+      .send({
+        name: 'runs-node',
+        devices: [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }],
+      })
+      .expect(200)
+  ).body.id;
+  await h.api.deps.db.pool.query(
+    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
+     VALUES ('scheduler', 'node-runs-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
+  );
+});
+after(() => h.close());
+
+/** What the scheduler leader writes when it places the job on the node (no scheduler runs here). */
+async function place(jobId: string): Promise<number> {
+  const r = await h.api.deps.db.pool.query(
+    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now() - interval '1 hour',
+       placement = $3::jsonb WHERE id = $1 AND status = 'queued' RETURNING queue_seq`,
+    [
+      jobId,
+      nodeId,
+      JSON.stringify({
+        nodeId,
+        devices: [0],
+        mode: 'temporal',
+        stages: { generate: [0], train: [0] },
+        threadsPerDevice: 1,
+        memoryBytes: 0,
+      }),
+    ],
+  );
+  return r.rows[0].queue_seq as number;
+}
+
+const post = (jobId: string, what: string, body: object) =>
+  node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${what}`))
+    .send(body)
+    .expect(200);
+
+const hold = { stage: 'rl_step', step: 7, seconds: 5, devices: 1, computeSeconds: 5 };
+const checkpoint = (step: number) => ({ step, sizeBytes: 10, sha256: 'b'.repeat(64), meta: {} });
+
+/** Everything a report can change, for the job and its tenant. */
+async function state(jobId: string) {
+  const pool = h.api.deps.db.pool;
+  const one = async (sql: string) => (await pool.query(sql, [jobId])).rows[0];
+  return {
+    job: await one(
+      `SELECT status, queue_seq, node_id, attempts, preemptions, device_seconds, last_error, placement
+         FROM jobs WHERE id = $1`,
+    ),
+    metrics: await one(`SELECT count(*)::int AS n FROM metrics WHERE job_id = $1`),
+    profiles: await one(`SELECT count(*)::int AS n FROM stage_profiles WHERE job_id = $1`),
+    checkpoints: await one(`SELECT count(*)::int AS n, max(step) AS step FROM checkpoints WHERE job_id = $1`),
+    events: await one(`SELECT count(*)::int AS n FROM job_events WHERE job_id = $1`),
+    ledger: await one(
+      `SELECT coalesce(sum(device_seconds), 0)::float8 AS s FROM usage_ledger WHERE job_id = $1`,
+    ),
+    quota: await one(
+      `SELECT q.active_jobs, q.active_devices, q.period_device_seconds
+         FROM quotas q JOIN jobs j ON j.tenant_id = q.tenant_id WHERE j.id = $1`,
+    ),
+  };
+}
+
+test("a late report of a job's earlier run on the same node is refused and changes nothing", async () => {
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'twice-here', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+
+  // Run 1 starts, reports, and is preempted back to the queue.
+  const first = await place(jobId);
+  assert.equal((await post(jobId, 'start', { queueSeq: first })).body.applied, true);
+  const report = { metrics: [{ step: 1, name: 'loss', value: 1 }], profiles: [hold], deviceSeconds: 5 };
+  assert.equal((await post(jobId, 'report', { queueSeq: first, ...report })).body.applied, true);
+  assert.equal((await post(jobId, 'finish', { queueSeq: first, outcome: 'preempted' })).body.applied, true);
+
+  // Run 2 is placed on the same node and starts.
+  const second = await place(jobId);
+  assert.equal(second, first + 1, 'a requeue starts a new run');
+  assert.equal((await post(jobId, 'start', { queueSeq: second })).body.applied, true);
+  const before = await state(jobId);
+
+  // What run 1 still had in flight arrives now: each is refused.
+  const late = { queueSeq: first };
+  const answers = [
+    (await post(jobId, 'start', late)).body,
+    (
+      await post(jobId, 'report', {
+        ...late,
+        metrics: [{ step: 9, name: 'loss', value: 9 }],
+        profiles: [hold],
+        deviceSeconds: 5,
+      })
+    ).body,
+    (await post(jobId, 'report', { ...late, deviceSeconds: 5 })).body,
+    (await post(jobId, 'checkpoints', { ...late, ...checkpoint(9) })).body,
+    (await post(jobId, 'finish', { ...late, outcome: 'crashed', error: 'run 1 died late' })).body,
+    (await post(jobId, 'finish', { ...late, outcome: 'succeeded' })).body,
+  ];
+  assert.deepEqual(answers, [
+    { applied: false },
+    { applied: false },
+    { applied: false },
+    { applied: false, checkpointId: null },
+    { applied: false },
+    { applied: false },
+  ]);
+  assert.deepEqual(await state(jobId), before, 'nothing about the job or its tenant changed');
+  assert.equal(before.job.status, 'running');
+
+  // Run 2's own reports still apply.
+  assert.equal((await post(jobId, 'checkpoints', { queueSeq: second, ...checkpoint(2) })).body.applied, true);
+  assert.equal((await post(jobId, 'finish', { queueSeq: second, outcome: 'succeeded' })).body.applied, true);
+  assert.equal((await state(jobId)).job.status, 'succeeded');
+});
