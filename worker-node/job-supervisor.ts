@@ -21,6 +21,8 @@ const runnerEntry = path.join(here, runningFromSource ? 'job-runner.ts' : 'job-r
 interface Running {
   /** The run this process runs (its assignment's `queueSeq`): its reports name it, its control requests must. */
   queueSeq: number;
+  /** Reports and checkpoint records put for this run so far: the next one's `reportSeq` follows. */
+  reports: number;
   child: ChildProcess;
   ended: boolean;
   relay: Promise<void>;
@@ -140,6 +142,7 @@ export class JobSupervisor {
     const queueSeq = a.queueSeq;
     const r: Running = {
       queueSeq,
+      reports: 0,
       child,
       ended: false,
       relay: Promise.resolve(),
@@ -171,9 +174,10 @@ export class JobSupervisor {
             }),
           );
           break;
-        case 'report':
+        case 'report': {
           // The job's first step is done: the next spare no longer competes with its start.
           if (m.metrics.length) this.spare.fill();
+          const reportSeq = ++r.reports;
           relay(() =>
             this.outbox.put({
               kind: 'report',
@@ -181,6 +185,7 @@ export class JobSupervisor {
               jobId: a.jobId,
               body: {
                 queueSeq,
+                reportSeq,
                 metrics: m.metrics,
                 profiles: m.profiles,
                 events: m.events ?? [],
@@ -189,10 +194,17 @@ export class JobSupervisor {
             }),
           );
           break;
+        }
         case 'checkpoint': {
           const { t: _t, ...body } = m;
+          const reportSeq = ++r.reports;
           relay(() =>
-            this.outbox.put({ kind: 'checkpoint', nodeId, jobId: a.jobId, body: { ...body, queueSeq } }),
+            this.outbox.put({
+              kind: 'checkpoint',
+              nodeId,
+              jobId: a.jobId,
+              body: { ...body, queueSeq, reportSeq },
+            }),
           );
           break;
         }

@@ -119,6 +119,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
   const report: StageLoopDeps['report'] = (r) => {
     const relayed = {
       queueSeq: 0,
+      reportSeq: 1,
       metrics: r.metrics,
       profiles: r.profiles,
       events: r.events ?? [],

@@ -3,6 +3,8 @@
  * transaction that first locks the job row for the reporting node and run: the guard and every
  * write commit together, so a requeue (which bumps `queue_seq`) either waits for the report or
  * makes it change nothing — a late report of an earlier run cannot land on the run placed now.
+ * The same lock makes a report apply at most once: a resend of one already applied (numbered no
+ * higher than the run's newest applied, `reported_seq`) is answered as applied and changes nothing.
  */
 import type pg from 'pg';
 import type { JobReport, Placement } from '../node-protocol/index.js';
@@ -26,13 +28,15 @@ export async function applyJobReport(
   try {
     await client.query('BEGIN');
     const held = await client.query(
-      `SELECT status, placement FROM jobs WHERE id = $1 AND node_id = $2 AND queue_seq = $3 FOR UPDATE`,
-      [jobId, nodeId, report.queueSeq],
+      `SELECT status, placement, reported_run = queue_seq AND reported_seq >= $4 AS seen
+         FROM jobs WHERE id = $1 AND node_id = $2 AND queue_seq = $3 FOR UPDATE`,
+      [jobId, nodeId, report.queueSeq, report.reportSeq],
     );
-    const row = held.rows[0] as { status: string; placement: Placement } | undefined;
-    if (!row) {
+    const row = held.rows[0] as { status: string; placement: Placement; seen: boolean } | undefined;
+    if (!row || row.seen) {
       await client.query('ROLLBACK');
-      return { applied: false, eventIds: [] };
+      // A resend of a report already applied (its first answer was lost): applied, once.
+      return { applied: row?.seen === true, eventIds: [] };
     }
     // Metrics, profiles and events only while the run holds the job; the device-seconds its last
     // report carries after a cancel or an outcome were still spent by this run, and are charged.
@@ -50,6 +54,10 @@ export async function applyJobReport(
       report.deviceSeconds,
       splitReport(report.profiles, report.deviceSeconds),
     );
+    await client.query(`UPDATE jobs SET reported_run = queue_seq, reported_seq = $2 WHERE id = $1`, [
+      jobId,
+      report.reportSeq,
+    ]);
     await client.query('COMMIT');
     return { applied: live || (report.metrics.length === 0 && report.events.length === 0), eventIds };
   } catch (err) {

@@ -127,15 +127,21 @@ export async function recordUsage(
 /**
  * The record is written after the file is durable (the worker renamed it into place), so a record
  * always points at a complete file. A resumed run that saves the same step again replaces it. The
- * key is the control plane's own (job and step), never one the node chose.
+ * key is the control plane's own (job and step), never one the node chose. Like a job report
+ * (job-report.ts) it is numbered in its run and applied at most once: the statement moves the run's
+ * newest applied number (`reported_seq`) up to this record's, and writes nothing when it is already
+ * there (a resend whose answer was lost); that resend is answered with the record it made.
  */
 export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: string, c: CheckpointReport) {
   const r = await pool.query(
-    `WITH c AS (
+    `WITH run AS (
+       UPDATE jobs SET reported_run = queue_seq, reported_seq = $9
+        WHERE id = $1 AND node_id = $2 AND queue_seq = $8 AND status IN ('placed', 'running')
+          AND (reported_run IS DISTINCT FROM queue_seq OR reported_seq < $9)
+       RETURNING id
+     ), c AS (
        INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key, meta)
-       SELECT $1, $3, $4, $5, $6, $7::jsonb
-        WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND node_id = $2 AND queue_seq = $8
-                         AND status IN ('placed', 'running'))
+       SELECT $1, $3, $4, $5, $6, $7::jsonb FROM run
        ON CONFLICT (job_id, step) DO UPDATE SET size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
          storage_key = EXCLUDED.storage_key, meta = EXCLUDED.meta, created_at = now()
        RETURNING id, step
@@ -154,12 +160,18 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
       checkpointModelKey(jobId, c.step),
       JSON.stringify(c.meta),
       c.queueSeq,
+      c.reportSeq,
     ],
   );
   const row = r.rows[0];
-  return row
-    ? { id: row.id as string, eventIds: ((row.event_ids as string[] | null) ?? []).map(String) }
-    : null;
+  if (row) return { id: row.id as string, eventIds: ((row.event_ids as string[] | null) ?? []).map(String) };
+  const seen = await pool.query(
+    `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
+      WHERE j.id = $1 AND j.node_id = $2 AND j.queue_seq = $4 AND j.reported_run = j.queue_seq
+        AND j.reported_seq >= $5`,
+    [jobId, nodeId, c.step, c.queueSeq, c.reportSeq],
+  );
+  return seen.rows[0] ? { id: seen.rows[0].id as string, eventIds: [] } : null;
 }
 
 export interface ResumePoint {

@@ -24,6 +24,15 @@ export const isRequeueOutcome = (o: NodeOutcome): o is RequeueOutcome =>
  */
 export const runSeq = () => int4();
 
+/**
+ * The report's number in its run: 1, 2, … in the order the node puts its reports and checkpoint
+ * records in its outbox, fixed there, so a resend (the API committed it but its answer was lost)
+ * carries the same number. The outbox sends a run's reports one at a time, in order, so the API
+ * keeps only the newest number it applied per run and answers a report numbered no higher as
+ * applied without applying it again: no second checkpoint event, no device-seconds counted twice.
+ */
+export const reportSeq = () => int4(1);
+
 export const jobStartSchema = z
   .strictObject({ queueSeq: runSeq(), resumedFromStep: int4().nullable().default(null) })
   .openapi('JobStart');
@@ -114,6 +123,7 @@ export const nodeJobEventTypes = ['job.rebalanced', 'job.rebalance_measured'] as
 export const jobReportSchema = z
   .strictObject({
     queueSeq: runSeq(),
+    reportSeq: reportSeq(),
     metrics: z.array(metricPointSchema).max(10_000).default([]),
     profiles: z.array(stageProfileSchema).max(1000).default([]),
     /** Decisions the worker took inside the job's placement, recorded as job events. */
@@ -130,6 +140,7 @@ export type JobReport = z.output<typeof jobReportSchema>;
 export const checkpointReportSchema = z
   .strictObject({
     queueSeq: runSeq(),
+    reportSeq: reportSeq(),
     step: int4(),
     sizeBytes: byteCount(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -143,8 +154,8 @@ export const checkpointReportSchema = z
   })
   .openapi('CheckpointReport');
 export type CheckpointReport = z.output<typeof checkpointReportSchema>;
-/** A checkpoint as a job process reports it: its daemon adds the run (`queueSeq`) it started it for. */
-export type SavedCheckpoint = Omit<CheckpointReport, 'queueSeq'>;
+/** A checkpoint as a job process reports it: its daemon adds the run and the report's number. */
+export type SavedCheckpoint = Omit<CheckpointReport, 'queueSeq' | 'reportSeq'>;
 
 export const jobFinishSchema = z
   .strictObject({

@@ -117,9 +117,11 @@ const samples: Record<string, Record<string, unknown>[]> = {
   ],
   heartbeatNode: [{ devices: [{ index: 0, freeMemoryBytes: 1 }] }],
   startNodeJob: [{ queueSeq: 0, resumedFromStep: 3 }, { queueSeq: 0 }],
-  reportNodeJob: [{ queueSeq: 0, metrics: [{ step: 1, name: 'loss', value: 0.5 }], deviceSeconds: 1 }],
+  reportNodeJob: [
+    { queueSeq: 0, reportSeq: 1, metrics: [{ step: 1, name: 'loss', value: 0.5 }], deviceSeconds: 1 },
+  ],
   recordNodeJobCheckpoint: [
-    { queueSeq: 0, step: 1, sizeBytes: 3, sha256: 'ab'.repeat(32), storageKey: 'x/y' },
+    { queueSeq: 0, reportSeq: 1, step: 1, sizeBytes: 3, sha256: 'ab'.repeat(32), storageKey: 'x/y' },
   ],
   finishNodeJob: [{ queueSeq: 0, outcome: 'failed', error: 'x' }],
 };

@@ -61,6 +61,7 @@ async function running(t: TestTenant, name: string, placedSecondsAgo: number): P
 /** One hold on 2 devices as the stage loop reports it: seconds, onload/offload, engine compute. */
 const hold = (seconds: number, onload: number, offload: number, compute: number | null) => ({
   queueSeq: 0,
+  reportSeq: 1,
   profiles: [
     {
       stage: 'rl_step',

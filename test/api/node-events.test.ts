@@ -19,6 +19,8 @@ let nodeId: string;
 let other: As;
 let otherId: string;
 let jobId: string;
+/** Reports sent so far: each names the next number (its run's, in order). */
+let reported = 0;
 
 const devices = [0, 1, 2, 3].map((index) => ({
   index,
@@ -106,7 +108,12 @@ test('a move outside the placement, or overlapping, is a 400 and writes nothing'
     { generate: [0], train: [2, 3] },
   ]) {
     const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-      .send({ queueSeq: 0, metrics: [{ step: 4, name: 'loss', value: 1 }], events: [rebalanced(stages)] })
+      .send({
+        queueSeq: 0,
+        reportSeq: ++reported,
+        metrics: [{ step: 4, name: 'loss', value: 1 }],
+        events: [rebalanced(stages)],
+      })
       .expect(400);
     assert.equal(res.body.error.code, 'invalid_request');
   }
@@ -116,7 +123,7 @@ test('a move outside the placement, or overlapping, is a 400 and writes nothing'
 
 test('a node the job is not placed on changes nothing', async () => {
   const res = await other(h.http.post(`/v1/nodes/${otherId}/jobs/${jobId}/report`))
-    .send({ queueSeq: 0, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
+    .send({ queueSeq: 0, reportSeq: ++reported, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
     .expect(200);
   assert.equal(res.body.applied, false);
   assert.ok(!(await eventsOf(jobId)).some((e) => e.type === 'job.rebalanced'));
@@ -124,7 +131,7 @@ test('a node the job is not placed on changes nothing', async () => {
 
 test('job.rebalanced is recorded as a job event and its stage map in the placement', async () => {
   const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-    .send({ queueSeq: 0, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
+    .send({ queueSeq: 0, reportSeq: ++reported, events: [rebalanced({ generate: [0, 1], train: [2, 3] })] })
     .expect(200);
   assert.equal(res.body.applied, true);
   const ev = (await eventsOf(jobId)).find((e) => e.type === 'job.rebalanced')!;
@@ -141,6 +148,7 @@ test('job.rebalanced is recorded as a job event and its stage map in the placeme
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
     .send({
       queueSeq: 0,
+      reportSeq: ++reported,
       events: [
         {
           type: 'job.rebalance_measured',
@@ -159,6 +167,6 @@ test('job.rebalanced is recorded as a job event and its stage map in the placeme
 
 test('an unknown event type is a 400', async () => {
   await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-    .send({ queueSeq: 0, events: [{ type: 'job.succeeded', step: 1 }] })
+    .send({ queueSeq: 0, reportSeq: ++reported, events: [{ type: 'job.succeeded', step: 1 }] })
     .expect(400);
 });

@@ -3,7 +3,9 @@
  * the job's queue_seq in the assignment that started it). A job requeued and placed again on the
  * same node is a new run there, and a late report of the earlier run (start, metrics and profiles,
  * device-seconds, a checkpoint, an outcome) answers `{applied: false}` and changes nothing: it
- * cannot requeue or finish the new run, nor charge its tenant.
+ * cannot requeue or finish the new run, nor charge its tenant. Within a run, reports are numbered
+ * (`reportSeq`) and applied at most once: a resend of one the API committed but whose answer was
+ * lost answers as applied and changes nothing (no second checkpoint event, no device-seconds twice).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -102,7 +104,10 @@ test("a late report of a job's earlier run on the same node is refused and chang
   const first = await place(jobId);
   assert.equal((await post(jobId, 'start', { queueSeq: first })).body.applied, true);
   const report = { metrics: [{ step: 1, name: 'loss', value: 1 }], profiles: [hold], deviceSeconds: 5 };
-  assert.equal((await post(jobId, 'report', { queueSeq: first, ...report })).body.applied, true);
+  assert.equal(
+    (await post(jobId, 'report', { queueSeq: first, reportSeq: 1, ...report })).body.applied,
+    true,
+  );
   assert.equal((await post(jobId, 'finish', { queueSeq: first, outcome: 'preempted' })).body.applied, true);
 
   // Run 2 is placed on the same node and starts.
@@ -118,13 +123,14 @@ test("a late report of a job's earlier run on the same node is refused and chang
     (
       await post(jobId, 'report', {
         ...late,
+        reportSeq: 2,
         metrics: [{ step: 9, name: 'loss', value: 9 }],
         profiles: [hold],
         deviceSeconds: 5,
       })
     ).body,
-    (await post(jobId, 'report', { ...late, deviceSeconds: 5 })).body,
-    (await post(jobId, 'checkpoints', { ...late, ...checkpoint(9) })).body,
+    (await post(jobId, 'report', { ...late, reportSeq: 3, deviceSeconds: 5 })).body,
+    (await post(jobId, 'checkpoints', { ...late, reportSeq: 4, ...checkpoint(9) })).body,
     (await post(jobId, 'finish', { ...late, outcome: 'crashed', error: 'run 1 died late' })).body,
     (await post(jobId, 'finish', { ...late, outcome: 'succeeded' })).body,
   ];
@@ -140,7 +146,67 @@ test("a late report of a job's earlier run on the same node is refused and chang
   assert.equal(before.job.status, 'running');
 
   // Run 2's own reports still apply.
-  assert.equal((await post(jobId, 'checkpoints', { queueSeq: second, ...checkpoint(2) })).body.applied, true);
+  assert.equal(
+    (await post(jobId, 'checkpoints', { queueSeq: second, reportSeq: 1, ...checkpoint(2) })).body.applied,
+    true,
+  );
   assert.equal((await post(jobId, 'finish', { queueSeq: second, outcome: 'succeeded' })).body.applied, true);
   assert.equal((await state(jobId)).job.status, 'succeeded');
+});
+
+test('a report or checkpoint record sent again is applied once', async () => {
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'resent', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  const run = await place(jobId);
+  assert.equal((await post(jobId, 'start', { queueSeq: run })).body.applied, true);
+  const measured = {
+    type: 'job.rebalance_measured',
+    step: 1,
+    split: { generate: 1, train: 1 },
+    stepSecondsBefore: 1,
+    stepSecondsAfter: 1,
+    imbalance: 0,
+  };
+  const r1 = {
+    queueSeq: run,
+    reportSeq: 1,
+    metrics: [{ step: 1, name: 'loss', value: 1 }],
+    profiles: [hold],
+    events: [measured],
+    deviceSeconds: 5,
+  };
+  const c2 = { queueSeq: run, reportSeq: 2, ...checkpoint(3) };
+
+  assert.equal((await post(jobId, 'report', r1)).body.applied, true);
+  const once = await state(jobId);
+  // The outbox sends it again: the API's answer was lost.
+  assert.equal((await post(jobId, 'report', r1)).body.applied, true);
+  assert.deepEqual(await state(jobId), once, 'a resent report changes nothing');
+  assert.equal(once.job.device_seconds, 5);
+
+  const first = (await post(jobId, 'checkpoints', c2)).body;
+  assert.equal(first.applied, true);
+  const recorded = await state(jobId);
+  assert.deepEqual((await post(jobId, 'checkpoints', c2)).body, first, 'answered with the same record');
+  // A first send still in flight when its resend was applied, arriving after a later report.
+  assert.equal((await post(jobId, 'report', r1)).body.applied, true);
+  assert.deepEqual(await state(jobId), recorded, 'one job.checkpoint event, nothing charged twice');
+
+  // Sent twice at once (a first send the node gave up on, still being applied): once.
+  const r3 = { ...r1, reportSeq: 3, events: [], metrics: [] };
+  const both = await Promise.all([post(jobId, 'report', r3), post(jobId, 'report', r3)]);
+  assert.deepEqual(
+    both.map((r) => r.body),
+    [{ applied: true }, { applied: true }],
+  );
+  const after = await state(jobId);
+  assert.equal(after.job.device_seconds, 10);
+  assert.equal(after.ledger.s, 10);
+  assert.equal(after.quota.period_device_seconds - once.quota.period_device_seconds, 5);
+  assert.equal(after.profiles.n, 2);
+  assert.equal(after.events.n, recorded.events.n);
 });

@@ -17,6 +17,8 @@ type As = (r: request.Test) => request.Test;
 let h: Harness;
 let acme: TestTenant;
 let rival: TestTenant;
+/** Reports and checkpoint records sent so far: each names the next number (its run's, in order). */
+let reported = 0;
 
 const device = { index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 };
 
@@ -62,6 +64,7 @@ async function writeModel(jobId: string, step: number, bytes: Buffer) {
   await writeFile(file, bytes);
   return {
     queueSeq: 0,
+    reportSeq: ++reported,
     step,
     sizeBytes: bytes.length,
     sha256: createHash('sha256').update(bytes).digest('hex'),
@@ -95,6 +98,7 @@ describe('checkpoint reports', () => {
     await writeModel(rivalJob, 20, secret);
     const report = {
       queueSeq: 0,
+      reportSeq: ++reported,
       step: 20,
       sizeBytes: secret.length,
       sha256: createHash('sha256').update(secret).digest('hex'),
@@ -163,7 +167,7 @@ describe('usage reports', () => {
     const before = Date.now();
     for (let i = 0; i < 3; i++)
       await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
-        .send({ queueSeq: 0, deviceSeconds: 1e6 })
+        .send({ queueSeq: 0, reportSeq: ++reported, deviceSeconds: 1e6 })
         .expect(200);
     const elapsed = (Date.now() - before) / 1000 + 5;
     const job = await h.api.deps.db.pool.query(`SELECT device_seconds FROM jobs WHERE id = $1`, [jobId]);
@@ -337,6 +341,7 @@ describe('bounds and NUL bytes', () => {
     for (const [route, param, body] of cases) {
       const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${route}`)).send({
         queueSeq: 0,
+        ...(route === 'report' || route === 'checkpoints' ? { reportSeq: 1 } : {}),
         ...body,
       });
       assert.equal(res.status, 400, `${route} ${param}: ${JSON.stringify(res.body)}`);
@@ -367,6 +372,7 @@ describe('bounds and NUL bytes', () => {
     const res = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
       .send({
         queueSeq: 0,
+        reportSeq: ++reported,
         metrics: [{ step: INT4_OVER - 1, name: 'loss', value: 1 }],
         profiles: [
           { ...profile, step: INT4_OVER - 1, tokens: INT4_OVER - 1, peakBytes: Number.MAX_SAFE_INTEGER },

@@ -20,7 +20,7 @@ const checkpoint = (jobId: string, step: number): OutboxReport => ({
   kind: 'checkpoint',
   nodeId: 'n',
   jobId,
-  body: { queueSeq: 0, step, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
+  body: { queueSeq: 0, reportSeq: step, step, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
 });
 const finish = (jobId: string): OutboxReport => ({
   kind: 'finish',

@@ -2,7 +2,8 @@
  * A control request is for one run of a job (its `queueSeq`): the daemon passes it on only to the
  * job process running that run. A late preempt published for an earlier run (a scheduler leader
  * paused after its commit, a slow API process) must not preempt the run placed since, and every
- * report the daemon relays names the run it came from. The job process here is a stand-in that
+ * report the daemon relays names the run it came from and its number in that run (1, 2, …, fixed
+ * when it is put in the outbox, so a resend carries the same one). The job process here is a stand-in that
  * answers control requests as job-runner.ts does (checkpoint-free), so no engine is needed.
  */
 import { after, test } from 'node:test';
@@ -15,7 +16,11 @@ import type { OutboxReport, ReportOutbox } from '../report-outbox.js';
 
 const STAND_IN = `
 process.on('message', (m) => {
-  if (m.t === 'start') process.send({ t: 'started', resumedFromStep: null });
+  if (m.t === 'start') {
+    process.send({ t: 'started', resumedFromStep: null });
+    process.send({ t: 'report', metrics: [], profiles: [], deviceSeconds: 1 });
+    process.send({ t: 'checkpoint', step: 1, sizeBytes: 1, sha256: 'c'.repeat(64), meta: {} });
+  }
   else if (m.t === 'preempt' || m.t === 'drain')
     process.send({ t: 'finished', outcome: m.t === 'preempt' ? 'preempted' : 'drained', error: null }, () => process.exit(0));
   else if (m.t === 'cancel') process.send({ t: 'cancelled' }, () => process.exit(0));
@@ -72,8 +77,16 @@ const reportsOf = (kind: OutboxReport['kind']) => puts.filter((r) => r.kind === 
 
 test('a preempt or cancel for another run of the job is ignored; one for its run is passed on', async () => {
   supervisor.reconcile([assignment(3, { status: 'placed' })]);
-  await until('the start report', () => reportsOf('start').length === 1);
+  await until('the first reports', () => reportsOf('checkpoint').length === 1);
   assert.equal(reportsOf('start')[0]!.body.queueSeq, 3);
+  const numbered = puts.filter((r) => r.kind === 'report' || r.kind === 'checkpoint');
+  assert.deepEqual(
+    numbered.map((r) => [r.kind, r.body.queueSeq, (r.body as { reportSeq: number }).reportSeq]),
+    [
+      ['report', 3, 1],
+      ['checkpoint', 3, 2],
+    ],
+  );
 
   // An earlier run's late preempt, and a request for a run not started here, reach nothing.
   assert.equal(supervisor.control(jobId, 'preempt', 2), false);
@@ -98,6 +111,14 @@ test('a run assigned here again replaces the stale one: cancelled, not preempted
   await until('run 5 to go', () => supervisor.running.length === 0);
   assert.deepEqual(reportsOf('finish'), [], 'the stale run was cancelled, not preempted for run 6');
   supervisor.reconcile([again]);
-  await until('run 6 to start', () => reportsOf('start').length === 2);
+  await until('run 6 to report', () => reportsOf('checkpoint').length === 2);
   assert.equal(reportsOf('start')[1]!.body.queueSeq, 6);
+  // A new run numbers its reports afresh.
+  assert.deepEqual(
+    reportsOf('checkpoint').map((r) => [r.body.queueSeq, (r.body as { reportSeq: number }).reportSeq]),
+    [
+      [5, 2],
+      [6, 2],
+    ],
+  );
 });

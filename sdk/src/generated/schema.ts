@@ -1363,6 +1363,7 @@ export interface components {
         };
         JobReport: {
             queueSeq: number;
+            reportSeq: number;
             /** @default [] */
             metrics?: {
                 step: number;
@@ -1430,6 +1431,7 @@ export interface components {
         };
         CheckpointReport: {
             queueSeq: number;
+            reportSeq: number;
             step: number;
             sizeBytes: number;
             sha256: string;
