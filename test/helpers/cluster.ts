@@ -133,7 +133,7 @@ export interface JobView {
   waitReason: string | null;
 }
 
-type Tenantish = { as: (r: import('supertest').Test) => import('supertest').Test };
+export type Tenantish = { as: (r: import('supertest').Test) => import('supertest').Test };
 
 export async function jobOf(c: Cluster, t: Tenantish, id: string): Promise<JobView> {
   return (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
