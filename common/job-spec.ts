@@ -202,7 +202,7 @@ export const jobSpecSchema = z
   .superRefine((j, ctx) => {
     if (j.initialCheckpoint) return;
     const { model, task } = j.workflow;
-    const context = model.contextLength ?? presetSizes[model.preset].contextLength;
+    const context = engineModelAndTask(j).model.contextLength;
     const needed = taskContextNeeded[task.name](task);
     if (context >= needed) return;
     const whose = model.contextLength === undefined ? ` (the ${model.preset} preset's)` : '';
