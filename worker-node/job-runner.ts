@@ -26,7 +26,7 @@ import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
 import { lengthenCompletions } from './long-completions.js';
 import { emulateDevices } from './emulated-devices.js';
-import { watchDaemon } from './supervision.js';
+import { LAPSED_EXIT_CODE, watchDaemon } from './supervision.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -191,7 +191,7 @@ process.on('message', (msg: DaemonToRunner) => {
     // A spare waits for its start without a watch: it holds nothing and runs nothing.
     daemon = watchDaemon(msg.supervisionMs, (silentMs) => {
       process.stderr.write(`job ${msg.jobId}: daemon silent for ${Math.round(silentMs)} ms, stopping\n`);
-      process.exit(3);
+      process.exit(LAPSED_EXIT_CODE);
     });
     run(msg, loopRef).then(
       () => process.exit(0),

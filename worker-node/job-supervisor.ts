@@ -13,6 +13,7 @@ import type { Assignment } from './control-plane-client.js';
 import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import type { ReportOutbox } from './report-outbox.js';
 import { SpareRunner } from './spare-runner.js';
+import { LAPSED_EXIT_CODE } from './supervision.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runningFromSource = import.meta.url.endsWith('.ts');
@@ -232,15 +233,21 @@ export class JobSupervisor {
     r.exited = new Promise<void>((resolve) => {
       child.on('exit', (code, signal) => {
         if (!r.ended) {
+          // Stopped because this daemon fell silent (it lost the control plane, or was paused):
+          // the platform ended the run, and it costs the job none of its attempts.
+          const lapsed = code === LAPSED_EXIT_CODE;
           const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
-          this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
-          this.opts.onCrash?.();
+          if (lapsed) this.logger.warn({ jobId: a.jobId }, 'job process stopped: its daemon lost contact');
+          else {
+            this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
+            this.opts.onCrash?.();
+          }
           relay(() =>
             this.outbox.put({
               kind: 'finish',
               nodeId,
               jobId: a.jobId,
-              body: { queueSeq, outcome: 'crashed', error: error.slice(0, 4000) },
+              body: { queueSeq, outcome: lapsed ? 'lost_contact' : 'crashed', error: error.slice(0, 4000) },
             }),
           );
         }

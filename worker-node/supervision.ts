@@ -8,10 +8,14 @@
  * and both runs write the same checkpoint directories. So the daemon tells each job process it is
  * alive every `supervisionMs / 4`, but only while its last accepted heartbeat is younger than
  * `supervisionMs`; a job process that has not heard from it for `supervisionMs` exits. That is at
- * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat. (The
- * daemon, once it is back, reports the exit as a crash; by then the job is usually queued or running
- * elsewhere and the report is refused.)
+ * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat. It
+ * exits with `LAPSED_EXIT_CODE`, and the daemon, once it is back, reports the run as `lost_contact`:
+ * the platform's doing, not the job's, so it uses none of the job's attempts. By then the job is
+ * often queued or running elsewhere (the node was lost) and the report is refused.
  */
+
+/** The exit code of a job process that stopped because its daemon fell silent. */
+export const LAPSED_EXIT_CODE = 3;
 
 /**
  * The silence after which a job process stops, and the age of the last accepted heartbeat after

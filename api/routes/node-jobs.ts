@@ -155,10 +155,12 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     method: 'post',
     path: '/v1/nodes/{id}/jobs/{jobId}/finish',
     operationId: 'finishNodeJob',
-    summary: "The job's run on this node ended: succeeded, failed, preempted, crashed or drained",
+    summary:
+      "The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact",
     description:
-      '`preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); ' +
-      '`crashed` does too until the attempts run out, then the job fails with the cause. ' +
+      '`preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process ' +
+      'stopped itself) return the job to the queue, using none of its attempts (it resumes from its last ' +
+      'checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. ' +
       'Applied only while the job is placed on this node in the run `queueSeq` names.',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: finishBody } } } },

@@ -100,7 +100,15 @@ export function finishJob(
   );
 }
 
-export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained';
+export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained' | 'lost_contact';
+
+/**
+ * Runs the platform ended that are not the job's to answer for: the scheduler's preemption, a
+ * drain, a daemon that lost the control plane and stopped its job. They use none of the job's
+ * `maxAttempts`. A lost node's runs do: a job that takes its node down would otherwise take down
+ * every node in turn, and from the control plane a node's crash and a job's look the same.
+ */
+const INTERRUPTED = `('preempted', 'drained', 'lost_contact')`;
 
 /**
  * placed | running → queued with a fresh queue entry id (queue_seq + 1), or → failed when a crash
@@ -118,7 +126,7 @@ export function requeueJob(
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id, attempts, max_attempts, preemptions, node_id, preempt_reason, status FROM jobs
+       SELECT id, devices, tenant_id, attempts, max_attempts, interruptions, node_id, preempt_reason, status FROM jobs
         WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND ${THIS_RUN('$5')}
           AND status IN ('placed', 'running') FOR UPDATE
      ), counted AS (
@@ -126,9 +134,9 @@ export function requeueJob(
        -- not be built, its checkpoint not read) is a run too: uncounted, it was retried forever.
        SELECT prev.*, attempts + CASE WHEN $3 = 'crashed' AND status = 'placed' THEN 1 ELSE 0 END AS runs FROM prev
      ), verdict AS (
-       -- maxAttempts is the runs a crashing job gets: runs the scheduler ended by preemption are not
-       -- the job's, and counting them failed a job preempted twice on its first crash.
-       SELECT counted.*, ($3 = 'crashed' AND runs - preemptions >= max_attempts) AS exhausted FROM counted
+       -- maxAttempts is the runs a crashing job gets: runs the platform interrupted are not the
+       -- job's, and counting them failed a job preempted (or drained) twice on its first crash.
+       SELECT counted.*, ($3 = 'crashed' AND runs - interruptions >= max_attempts) AS exhausted FROM counted
      ), j AS (
        UPDATE jobs SET
          attempts = v.runs,
@@ -137,6 +145,7 @@ export function requeueJob(
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
          queued_at = now(), requeue_reason = $3, preempt_requested_at = NULL, preempt_reason = NULL,
          preemptions = jobs.preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
+         interruptions = jobs.interruptions + CASE WHEN $3 IN ${INTERRUPTED} THEN 1 ELSE 0 END,
          -- Back from a lost or draining node, nothing says yet why it waits: the next round does.
          wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop'
                             WHEN $3 = 'preempted' THEN 'preempted' ELSE NULL END,

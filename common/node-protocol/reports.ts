@@ -7,11 +7,27 @@ import { z } from '../zod.js';
 import { anyText, byteCount, int4, metaSchema, seconds, text } from './fields.js';
 import { stageDevicesSchema } from './placement.js';
 
-/** How a job's run on a node ended. `preempted`, `drained` and `crashed` return it to the queue. */
-export const nodeOutcomes = ['succeeded', 'failed', 'preempted', 'crashed', 'drained'] as const;
+/**
+ * How a job's run on a node ended. `preempted`, `drained`, `lost_contact` and `crashed` return it
+ * to the queue. `lost_contact`: the node's daemon lost touch with the control plane for longer than
+ * it may speak for its jobs, and its job process stopped itself (worker-node/supervision.ts).
+ */
+export const nodeOutcomes = [
+  'succeeded',
+  'failed',
+  'preempted',
+  'crashed',
+  'drained',
+  'lost_contact',
+] as const;
 export type NodeOutcome = (typeof nodeOutcomes)[number];
 /** Outcomes that put the job back in the queue rather than ending it. */
-export const requeueOutcomes = ['preempted', 'crashed', 'drained'] as const satisfies readonly NodeOutcome[];
+export const requeueOutcomes = [
+  'preempted',
+  'crashed',
+  'drained',
+  'lost_contact',
+] as const satisfies readonly NodeOutcome[];
 export type RequeueOutcome = (typeof requeueOutcomes)[number];
 export const isRequeueOutcome = (o: NodeOutcome): o is RequeueOutcome =>
   (requeueOutcomes as readonly string[]).includes(o);

@@ -96,7 +96,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
     ),
     pool.query(
-      `SELECT id, tenant_id, pool, priority, queue_seq, queued_at, created_at, attempts, preemptions, requeue_reason, wait_reason,
+      `SELECT id, tenant_id, pool, priority, queue_seq, queued_at, created_at, attempts, interruptions, requeue_reason, wait_reason,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status = 'queued'`,
     ),
@@ -414,8 +414,9 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       memoryPerDeviceBytes: res.memoryPerDeviceMiB ? res.memoryPerDeviceMiB * 2 ** 20 : null,
       workload: workloadOf(wf),
       stepsDone: stepsDone.get(r.id) ?? 0,
-      // Runs that count against its attempts (crash back-off): those preempted are not the job's.
-      attempts: r.attempts - (r.preemptions ?? 0),
+      // Runs that count against its attempts (crash back-off): those the platform interrupted
+      // (preempted, drained, lost contact) are not the job's.
+      attempts: r.attempts - (r.interruptions ?? 0),
       requeueReason: r.requeue_reason,
       profile: profiles.get(r.id) ?? null,
       returnTo: returnTo.get(r.id) ?? null,

@@ -3,6 +3,11 @@
  * worker keeps the job's last checkpoint record and its outcome in its outbox on disk and delivers
  * them when the API is back: the job ends `succeeded` with its last checkpoint recorded, instead of
  * staying `running` with its final reports dropped.
+ *
+ * And an outage longer than a daemon may speak for its jobs (worker-node/supervision.ts) but shorter
+ * than the node timeout: the job process stops itself, the node is never lost, and the run is
+ * reported `lost_contact` once the API is back, using none of the job's attempts (before, it was
+ * reported as a crash: a job with `maxAttempts: 1` failed).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -12,6 +17,7 @@ import { startApi } from '../../api/server.js';
 import { freePort } from '../helpers/processes.js';
 import {
   checkpointSteps,
+  eventsOf,
   startCluster,
   steadyJob,
   waitFor,
@@ -55,5 +61,40 @@ test(
     assert.equal(job.status, 'succeeded', job.error ?? '');
     assert.ok((await checkpointSteps(c, t, id)).includes(STEPS), 'the final checkpoint is recorded');
     await waitFor('the outbox to empty', async () => pending().length === 0);
+  },
+);
+
+test(
+  "an outage that stops a daemon's job costs the job none of its attempts",
+  { timeout: 300_000 },
+  async () => {
+    // Its own pool, and a node timeout of its own (1.5 s, the scheduler's is 300 s): its job process
+    // stops about half a second into the outage, and the scheduler never finds the node lost.
+    await c.startWorker('short-leash', 1, { pool: 'leash', env: { TIMESHARE_NODE_TIMEOUT_MS: '1500' } });
+    const t = await c.h.createTenant('interrupted');
+    const id = (
+      await t
+        .as(c.h.http.post('/v1/jobs'))
+        .send({ ...steadyJob('cut-short', STEPS), pool: 'leash', maxAttempts: 1 })
+        .expect(201)
+    ).body.id as string;
+    await waitForStatus(c, t, id, ['running']);
+    await waitFor('a first checkpoint', async () => (await checkpointSteps(c, t, id)).length > 0);
+
+    await c.h.api.stop();
+    const outbox = c.outboxOf('short-leash');
+    await waitFor('the stopped run to wait in the outbox', async () =>
+      readdirSync(outbox).some((f) => readFileSync(`${outbox}/${f}`, 'utf8').includes('"kind":"finish"')),
+    );
+    c.h.api = await startApi(c.h.config, createLogger('api', c.h.config.LOG_LEVEL));
+
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    // Submission queues it without a reason; every return to the queue names one.
+    const reasons = (await eventsOf(c, t, id))
+      .filter((e) => e.type === 'job.queued' && e.data.reason)
+      .map((e) => e.data.reason);
+    assert.deepEqual(reasons, ['lost_contact']);
+    assert.equal(job.attempts, 2, 'two runs, one of them the interrupted one');
   },
 );

@@ -21,7 +21,7 @@ export interface Cluster {
   startWorker(
     name: string,
     devices: number,
-    extra?: { deviceMemory?: number; threads?: number; pool?: string },
+    extra?: { deviceMemory?: number; threads?: number; pool?: string; env?: Record<string, string> },
   ): Promise<Proc>;
   /** Where worker `name` keeps the reports the API could not take yet (worker-node/report-outbox.ts). */
   outboxOf(name: string): string;
@@ -74,6 +74,7 @@ export async function startCluster(
           TIMESHARE_NODE_NAME: name,
           TIMESHARE_OUTBOX_DIR: path.join(outboxes, name),
           ...(extra.pool ? { TIMESHARE_POOL: extra.pool } : {}),
+          ...extra.env,
         },
         [],
         [

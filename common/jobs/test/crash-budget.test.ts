@@ -1,9 +1,10 @@
 /**
- * `maxAttempts` is the runs a crashing job gets (docs/api.md), so runs the scheduler ended by a
- * preemption (priority, reclaim, shrink, a move) do not use it up. Before, every run counted: a job
+ * `maxAttempts` is the runs a crashing job gets (docs/api.md), so runs the platform ended — by a
+ * preemption (priority, reclaim, shrink, a move), a drain, or a daemon that lost the control plane
+ * and stopped its job (`lost_contact`) — do not use it up. Before, every run counted: a job
  * preempted twice failed on its first crash with maxAttempts 3 (seen on npm start: preempted by a
  * `shrink`, drained, then one LockLostError, and `job.failed`), and its crash back-off doubled
- * once per preemption.
+ * once per preemption; drained runs and lost-contact runs still counted until session 23.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -58,4 +59,27 @@ test('preempted runs do not count against maxAttempts, crashed ones do', async (
   await k.again();
   await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
   assert.equal(await k.status(), 'failed', 'the third crash of maxAttempts 3 fails it');
+});
+
+test("drained and lost-contact runs do not count against maxAttempts; a lost node's run does", async () => {
+  const pool = db.pool();
+  const j = await runningJob('drained-then-cut-off');
+  await requeueJob(pool, j.id, j.nodeId, null, 'drained', null);
+  await j.again();
+  await requeueJob(pool, j.id, j.nodeId, null, 'lost_contact', 'daemon silent');
+  await j.again();
+  await requeueJob(pool, j.id, j.nodeId, null, 'drained', null);
+  await j.again();
+  await requeueJob(pool, j.id, j.nodeId, null, 'crashed', 'boom');
+  assert.equal(await j.status(), 'queued', 'a first crash after three interrupted runs is retried');
+  const queued = (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === j.id);
+  assert.equal(queued?.attempts, 1, 'its crash back-off counts the crashed run only');
+
+  const k = await runningJob('node-lost');
+  await requeueJob(pool, k.id, k.nodeId, null, 'node_lost', 'stopped heartbeating');
+  await k.again();
+  await requeueJob(pool, k.id, k.nodeId, null, 'node_lost', 'stopped heartbeating');
+  await k.again();
+  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
+  assert.equal(await k.status(), 'failed', 'two lost nodes and a crash use maxAttempts 3');
 });

@@ -706,8 +706,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The job's run on this node ended: succeeded, failed, preempted, crashed or drained
-         * @description `preempted` and `drained` return the job to the queue (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names.
+         * The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact
+         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names.
          */
         post: operations["finishNodeJob"];
         delete?: never;
@@ -1446,7 +1446,7 @@ export interface components {
         JobFinish: {
             queueSeq: number;
             /** @enum {string} */
-            outcome: "succeeded" | "failed" | "preempted" | "crashed" | "drained";
+            outcome: "succeeded" | "failed" | "preempted" | "crashed" | "drained" | "lost_contact";
             /** @default null */
             error?: string | null;
         };
