@@ -72,6 +72,15 @@ const livenessTimer = setInterval(
 // the devices with a higher fencing token.
 const locks = new DeviceLockService(redis, { prefix: names.lockPrefix });
 const stopSweeper = locks.startSweeper(500, (err) => logger.warn({ err }, 'lock sweep failed'));
+// With no job placed or running anywhere nothing can hold a device, so the first stages need not
+// wait out the grace that follows a loss of Redis's state (common/device-lock/README.md). Unsure
+// (the database unreachable): say nothing, and the grace applies.
+await db.pool
+  .query(`SELECT 1 FROM jobs WHERE status IN ('placed', 'running') LIMIT 1`)
+  .then(async (r) => {
+    if (r.rows.length === 0) await locks.declareFresh();
+  })
+  .catch((err: unknown) => logger.warn({ err }, 'could not tell whether any job holds devices'));
 
 logger.info({ holder, policy: policyFrom(config) }, 'scheduler started');
 

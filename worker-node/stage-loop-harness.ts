@@ -112,6 +112,8 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     },
   };
   const locks = new DeviceLockService(o.redis, { prefix: o.lockPrefix, defaultLeaseMs: o.leaseMs });
+  // The test's own prefix: nothing held a device there before.
+  await locks.declareFresh();
   // Every report is parsed as the API parses it once the daemon relays it (job-supervisor.ts), so
   // each test of the loop also checks that nothing it reports would be refused: a refused report
   // loses its metrics and profiles (a fractional byte count once cost a node its heartbeats).

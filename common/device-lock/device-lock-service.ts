@@ -92,6 +92,8 @@ export class DeviceLockService {
       ready: readiness,
       lease: leaseMs,
       ttl: this.options.waiterTtlMs,
+      ...(req.reclaim ? { reclaim: true } : {}),
+      grace: this.options.wipeGraceMs,
     };
     const [code, payload] = await this.run('acquire-4', [waiterId, JSON.stringify(record), mode]);
     if (code < 0) throw errorFromScript(code, payload, { waiterId, devices });
@@ -210,6 +212,15 @@ export class DeviceLockService {
   async expireLapsed(): Promise<SweepStats> {
     const [, payload] = await this.run('expire-lapsed-3', []);
     return JSON.parse(payload) as SweepStats;
+  }
+
+  /**
+   * Says nothing holds a device of this prefix (a new prefix, or the scheduler starting with no
+   * job placed or running), so no grace is needed until Redis next loses the lock's state.
+   * True if this call said it first (the state had been lost or never declared).
+   */
+  async declareFresh(): Promise<boolean> {
+    return (await this.redis.set(this.keys.grace, '0', 'NX')) === 'OK';
   }
 
   /** Runs expireLapsed every intervalMs until the returned function is called. */

@@ -17,6 +17,9 @@ export interface LockKeys {
   seq: string;
   /** STREAM of grant/end entries (one per grant, listing its devices) in lock-ownership order. */
   timeline: string;
+  /** STRING: until when (ms, server time) devices without a token go only to holders taking them
+   *  back after Redis lost the lock's state; absent = state lost (or never declared fresh). */
+  grace: string;
 }
 
 export function lockKeys(prefix: string): LockKeys {
@@ -27,6 +30,7 @@ export function lockKeys(prefix: string): LockKeys {
     leases: `${base}leases`,
     seq: `${base}seq`,
     timeline: `${base}timeline`,
+    grace: `${base}grace`,
   };
 }
 

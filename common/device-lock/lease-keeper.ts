@@ -77,6 +77,7 @@ export class LeaseKeeper {
         holder: g.holder,
         leaseMs: g.leaseMs,
         timeoutMs: 0,
+        reclaim: true,
       });
     } catch {
       return this.lose(err);

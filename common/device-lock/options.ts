@@ -8,6 +8,7 @@ export interface CompiledOptions {
   waiterTtlMs: number;
   timelineMaxLen: number;
   maxIdleBlockingConnections: number;
+  wipeGraceMs: number;
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
@@ -21,9 +22,14 @@ export function compileOptions(o: DeviceLockOptions): CompiledOptions {
     throw new TypeError('prefix must be a non-empty string');
   const waiterTtlMs = positiveInt('waiterTtlMs', o.waiterTtlMs, 15_000);
   if (waiterTtlMs < 30) throw new TypeError(`waiterTtlMs must be at least 30 ms, got ${waiterTtlMs}`);
+  const defaultLeaseMs = positiveInt('defaultLeaseMs', o.defaultLeaseMs, 30_000);
+  const wipeGraceMs = o.wipeGraceMs ?? Math.floor(defaultLeaseMs / 2);
+  if (!Number.isSafeInteger(wipeGraceMs) || wipeGraceMs < 0)
+    throw new TypeError(`wipeGraceMs must be an integer >= 0, got ${wipeGraceMs}`);
   return Object.freeze({
     prefix: o.prefix,
-    defaultLeaseMs: positiveInt('defaultLeaseMs', o.defaultLeaseMs, 30_000),
+    defaultLeaseMs,
+    wipeGraceMs,
     waiterTtlMs,
     timelineMaxLen: positiveInt('timelineMaxLen', o.timelineMaxLen, 100_000),
     maxIdleBlockingConnections: positiveInt('maxIdleBlockingConnections', o.maxIdleBlockingConnections, 16),

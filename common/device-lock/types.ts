@@ -12,6 +12,13 @@ export interface DeviceLockOptions {
   timelineMaxLen?: number;
   /** Idle blocking connections kept for waiters (one per concurrent waiting acquire). */
   maxIdleBlockingConnections?: number;
+  /**
+   * After Redis lost the lock's state, how long devices without a token go only to holders
+   * taking back what they held (`reclaim`), counted from the first acquire that finds the state
+   * lost. Default half of `defaultLeaseMs`: holders renew every third of their lease, and the
+   * renew that finds a hold wiped takes it back (LeaseKeeper). 0: no grace.
+   */
+  wipeGraceMs?: number;
 }
 
 export interface AcquireRequest {
@@ -33,6 +40,11 @@ export interface AcquireRequest {
   waiterId?: string;
   /** Called once the request is queued behind others (not called when granted at once). */
   onQueued?: (waiterId: string) => void;
+  /**
+   * This holder held these devices when Redis lost the lock's state and takes them back: granted
+   * during the grace that holds devices without a token back from everyone else (LeaseKeeper).
+   */
+  reclaim?: boolean;
 }
 
 export interface Grant {

@@ -176,6 +176,7 @@ async function main(): Promise<void> {
   const r2 = new Redis(url, { connectionName: 'ts-lock-bench-b' });
   const a = new DeviceLockService(r1, { prefix });
   const b = new DeviceLockService(r2, { prefix });
+  await a.declareFresh(); // a new prefix: nothing held a device before
   const conn = new Map([
     [a, r1],
     [b, r2],

@@ -4,8 +4,10 @@
   KEYS[1] leases zset, KEYS[2] timeline stream, KEYS[3] waiter records, KEYS[4] arrival counter
   ARGV[1] key base, ARGV[2] timeline MAXLEN
   ARGV[3] waiter id (unique among live waiters)
-  ARGV[4] waiter record, JSON object {devs, job, stage, holder, prio, ready, lease, ttl} with
-          devs distinct and non-empty (checked by the caller); this script appends since, seq, exp
+  ARGV[4] waiter record, JSON object {devs, job, stage, holder, prio, ready, lease, ttl,
+          reclaim?, grace} with devs distinct and non-empty (checked by the caller); this script
+          drops grace (ms: the grace this request starts if the lock's state was lost, see
+          lock-core) and appends since, seq, exp
   ARGV[5] mode: "wait" keeps the waiter queued, "try" removes it when not granted at once
 
   Returns {1, grantJson} granted now: {w, d: devices, t: tokens, u: leaseUntil, a: grantedAt}
@@ -19,6 +21,10 @@ local now = nowMs()
 local id = ARGV[3]
 local w = cjson.decode(ARGV[4])
 w.id = id
+-- No grace key: Redis lost the lock's state (or nobody declared the prefix fresh). Holders of
+-- before may still use their devices; those without a token wait for the grace to end.
+if redis.call('SET', base .. 'grace', int(now + w.grace), 'NX') then graceUntil = now + w.grace end
+w.grace = nil
 expireLeases()
 
 -- Fast path: nobody waits and every device is free, so the policy grants this request at once

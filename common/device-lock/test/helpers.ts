@@ -34,6 +34,9 @@ export class LockFixture {
   service(options: Partial<DeviceLockOptions> = {}): DeviceLockService {
     const redis = connect();
     this.clients.push(redis);
+    // A new prefix: nothing held a device before (DeviceLockService.declareFresh). Sent on the
+    // service's own connection, so Redis has it before the service's first script.
+    void redis.set(`${this.prefix}lock:grace`, '0', 'NX');
     const s = new DeviceLockService(redis, { prefix: this.prefix, ...options });
     this.services.push(s);
     this.clientOf.set(s, redis);

@@ -38,7 +38,7 @@ describe('device lock: keys', () => {
     await locks.release(g);
     await locks.release(await next);
     const base = lockKeys(fx.prefix).base;
-    const layout = /^(dev:.+|leases|waiter-data|seq|timeline|wake:.+)$/;
+    const layout = /^(dev:.+|leases|waiter-data|seq|timeline|grace|wake:.+)$/;
     let cursor = '0';
     const seen: string[] = [];
     do {

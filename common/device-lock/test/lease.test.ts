@@ -156,7 +156,8 @@ describe('device lock: leases and fencing', () => {
     // must still outrank every token issued before, or the engine would refuse the new holder
     // (FencingGuard) while the old one, still running, would pass.
     const before = fx.service();
-    const after = fx.service();
+    // No grace after the wipe (wipe-grace.test.ts tests it): granted at once, as after a grace.
+    const after = fx.service({ wipeGraceMs: 0 });
     const guard = new FencingGuard();
     const old = await before.acquire(req(['w0', 'w1'], 'before-wipe'));
     assert.ok(guard.acceptAll(old.tokens));
@@ -175,7 +176,9 @@ describe('device lock: leases and fencing', () => {
   });
 
   it('LeaseKeeper takes a hold Redis forgot again, unless someone else took the device first', async () => {
-    const locks = fx.service();
+    // No grace after a wipe, so that another holder can be granted the device before the renew
+    // (with the grace, the keeper takes it back first: wipe-grace.test.ts).
+    const locks = fx.service({ wipeGraceMs: 0 });
     const g = await locks.acquire({ ...req(['f0'], 'forgotten'), leaseMs: 600 });
     const lostOnes: LockLostError[] = [];
     const keeper = new LeaseKeeper(locks, g, { intervalMs: 50, onLost: (e) => lostOnes.push(e) });

@@ -16,6 +16,13 @@
     of lock ownership. The records of one script run go into one stream entry, in order.
   - A lease lapses when leaseUntil < now (Redis server time, `TIME`). Every script first ends
     lapsed leases, so a lapsed holder can never renew or release after the fact.
+  - Grace after a wipe: Redis keeps nothing on disk, so a restart forgets every hold while the
+    holders still use their devices. A device without a `token` (never granted since the state
+    was lost) is granted only to a waiter that `reclaim`s it (a holder taking back what it held,
+    lease-keeper.ts) until the key `grace` says the grace is over: long enough for every holder
+    to renew once and find its hold wiped. The first acquire that finds no `grace` key starts
+    the grace (its waiter's `grace` ms); a process that knows nothing can hold a device (the
+    scheduler at start with no job placed or running) may set it to 0 first (declareFresh).
   - Waiter policy (grantPass): waiters sorted by priority desc, readiness desc, arrival asc.
     A waiter is granted iff all its devices are free AND none is wanted by a waiter ahead of it
     that is still blocked (it "reserves" its whole set). Lower-priority work may backfill devices
@@ -50,6 +57,9 @@ local logArgs, logN = {}, 2
 -- Redis server time of this call in ms, as a number and as the string Redis is given; TIME's
 -- reply for the token floor.
 local now, nowS, time
+-- Until when devices without a token are held back (the grace after a wipe): read at most once
+-- a call, when a grant meets such a device; false until then.
+local graceUntil
 -- Decoded waiter records by waiter id, each with the exact stored string it was decoded from
 -- (`raw`), so a grant pass decodes a record once in its life, not on every pass (cjson.decode
 -- is the dearest step of a handoff's Lua work). A hit needs raw == the string HMGET returned
@@ -67,6 +77,7 @@ local function begin(keys, argv)
   if next(pending) ~= nil then pending = {} end
   pendingN = 0
   logArgs[1], logArgs[2], logN = timelineKey, '*', 2
+  graceUntil = false
 end
 
 -- Integers as Redis wants them: '%d' is exact up to 2^53 where tostring (%.14g) would switch to
@@ -113,13 +124,21 @@ end
 
 -- Last token issued for dev if it is free, nil if held. The grant that follows writes token+1
 -- in the same script, so reading it here saves an HINCRBY. No token yet: the time floor (see
--- the invariants above).
+-- the invariants above), and true as the second value.
 local function freeToken(dev)
   local e = pending[dev]
   if e then return e.token end
   local h = redis.call('HMGET', devKey(dev), 'holder', 'token')
   if h[1] and h[1] ~= '' then return nil end
-  return tonumber(h[2]) or tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local t = tonumber(h[2])
+  if t then return t end
+  return tonumber(time[1]) * 1000000 + tonumber(time[2]), true
+end
+
+-- Whether devices without a token are still held back (see the grace invariant above).
+local function inGrace()
+  if graceUntil == false then graceUntil = tonumber(redis.call('GET', base .. 'grace')) or 0 end
+  return now < graceUntil
 end
 
 -- Ends holds (rows from readHold) with reason released | lapsed | revoked: one timeline record
@@ -225,8 +244,8 @@ local function encodeWaiter(w)
   return '{"devs":' .. cjson.encode(w.devs) .. ',"job":' .. cjson.encode(w.job) .. ',"stage":' ..
     cjson.encode(w.stage) .. ',"holder":' .. cjson.encode(w.holder) .. ',"prio":' ..
     cjson.encode(w.prio) .. ',"ready":' .. cjson.encode(w.ready) .. ',"lease":' .. int(w.lease) ..
-    ',"ttl":' .. int(w.ttl) .. ',"since":' .. int(w.since) .. ',"seq":' .. int(w.seq) ..
-    ',"exp":' .. int(w.exp) .. '}'
+    ',"ttl":' .. int(w.ttl) .. (w.reclaim and ',"reclaim":true' or '') .. ',"since":' ..
+    int(w.since) .. ',"seq":' .. int(w.seq) .. ',"exp":' .. int(w.exp) .. '}'
 end
 
 -- Remembers w (waiter id's record, decoded from the stored string raw).
@@ -283,8 +302,10 @@ local function grantable(w, reserved)
   local last = {}
   for i, dev in ipairs(w.devs) do
     if reserved[dev] then return nil end
-    last[i] = freeToken(dev)
-    if not last[i] then return nil end
+    local token, stateless = freeToken(dev)
+    if not token then return nil end
+    if stateless and not w.reclaim and inGrace() then return nil end
+    last[i] = token
   end
   return last
 end
