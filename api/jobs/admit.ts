@@ -125,6 +125,14 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
   };
 }
 
+/**
+ * The job an earlier request with this Idempotency-Key created, if the body is the same (409 if
+ * not): a retry is answered before anything about the request is checked again, since what it
+ * named may have changed since (a checkpoint deleted by retention).
+ */
+export const replayOf = (pool: pg.Pool, tenantId: string, key: string, requested: JobSpec) =>
+  findIdempotent(pool, tenantId, key, requestHash(requested));
+
 async function findIdempotent(
   pool: pg.Pool,
   tenantId: string,

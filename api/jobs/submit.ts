@@ -15,7 +15,7 @@ import {
   type JobSpecInput,
 } from '../../common/job-spec.js';
 import { parseOrThrow } from '../http/validate.js';
-import { admitJob } from './admit.js';
+import { admitJob, replayOf } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { serializeJob, type JobRecord } from './serialize.js';
 import { sendJson } from '../http/send-json.js';
@@ -73,6 +73,11 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
     let spec = requested;
     const idempotencyKey =
       rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
+    if (idempotencyKey && requested.initialCheckpoint) {
+      // A retry replays what the first request created, even if its checkpoint is gone since.
+      const prior = await replayOf(pool, tenantId, idempotencyKey, requested);
+      if (prior) return { job: prior.job, replayed: true };
+    }
     if (requested.initialCheckpoint) {
       // The checkpoint's job, then the job each started from, back to the one whose engine was built
       // from its own spec: a job started from a checkpoint runs that checkpoint's model and task,

@@ -196,6 +196,13 @@ describe('a job started from a checkpoint', () => {
     // The same job would be stored for it, but it is not the request the key was used with.
     const c = await post({ ...body, workflow: { task: ran.task, model: ran.model } }).expect(409);
     assert.equal(c.body.error.param, 'Idempotency-Key');
+    // The checkpoint is gone since (retention): a retry still replays (before: 400, no such checkpoint).
+    await h.api.deps.db.pool.query('DELETE FROM checkpoints WHERE id = $1', [ck.checkpointId]);
+    const d = await post(body).expect(201);
+    assert.equal(d.body.id, a.body.id);
+    assert.equal(d.headers['idempotent-replayed'], 'true');
+    // And a new request naming it is refused.
+    await heidi.as(h.http.post('/v1/jobs')).send(body).expect(400);
   });
 });
 
