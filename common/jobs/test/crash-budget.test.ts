@@ -15,7 +15,7 @@ import {
   tenantPoolNode,
   useRoundDatabase,
 } from '../../../scheduler/rounds/test/round-db.js';
-import { requeueJob, startJob } from '../transitions.js';
+import { requeueJob, startJob, type RequeueReason } from '../transitions.js';
 
 const db = useRoundDatabase();
 
@@ -39,47 +39,38 @@ async function runningJob(name: string) {
   return { id, nodeId: at.nodeId, again, status };
 }
 
+/** Ends the job's runs in turn for these reasons, each but the last followed by the next run. */
+async function endRuns(j: Awaited<ReturnType<typeof runningJob>>, reasons: RequeueReason[]) {
+  for (const [i, reason] of reasons.entries()) {
+    await requeueJob(db.pool(), j.id, j.nodeId, null, reason, reason === 'crashed' ? 'boom' : null);
+    if (i < reasons.length - 1) await j.again();
+  }
+}
+
+/** The job's attempts as the scheduler counts them for its crash back-off. */
+async function backoffAttempts(id: string) {
+  return (await readSnapshot(db.pool(), 60_000)).snapshot.queued.find((q) => q.id === id)?.attempts;
+}
+
 test('preempted runs do not count against maxAttempts, crashed ones do', async () => {
-  const pool = db.pool();
   const j = await runningJob('preempted-twice');
-  await requeueJob(pool, j.id, j.nodeId, null, 'preempted', null);
-  await j.again();
-  await requeueJob(pool, j.id, j.nodeId, null, 'preempted', null);
-  await j.again();
-  await requeueJob(pool, j.id, j.nodeId, null, 'crashed', 'boom');
+  await endRuns(j, ['preempted', 'preempted', 'crashed']);
   assert.equal(await j.status(), 'queued', 'a first crash after two preemptions is retried');
   // Its crash back-off counts its crashed run only: 5 s, not 5 × 2^2.
-  const queued = (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === j.id);
-  assert.equal(queued?.attempts, 1);
+  assert.equal(await backoffAttempts(j.id), 1);
 
   const k = await runningJob('crashes');
-  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
-  await k.again();
-  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
-  await k.again();
-  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
+  await endRuns(k, ['crashed', 'crashed', 'crashed']);
   assert.equal(await k.status(), 'failed', 'the third crash of maxAttempts 3 fails it');
 });
 
 test("drained and lost-contact runs do not count against maxAttempts; a lost node's run does", async () => {
-  const pool = db.pool();
   const j = await runningJob('drained-then-cut-off');
-  await requeueJob(pool, j.id, j.nodeId, null, 'drained', null);
-  await j.again();
-  await requeueJob(pool, j.id, j.nodeId, null, 'lost_contact', 'daemon silent');
-  await j.again();
-  await requeueJob(pool, j.id, j.nodeId, null, 'drained', null);
-  await j.again();
-  await requeueJob(pool, j.id, j.nodeId, null, 'crashed', 'boom');
+  await endRuns(j, ['drained', 'lost_contact', 'drained', 'crashed']);
   assert.equal(await j.status(), 'queued', 'a first crash after three interrupted runs is retried');
-  const queued = (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === j.id);
-  assert.equal(queued?.attempts, 1, 'its crash back-off counts the crashed run only');
+  assert.equal(await backoffAttempts(j.id), 1, 'its crash back-off counts the crashed run only');
 
   const k = await runningJob('node-lost');
-  await requeueJob(pool, k.id, k.nodeId, null, 'node_lost', 'stopped heartbeating');
-  await k.again();
-  await requeueJob(pool, k.id, k.nodeId, null, 'node_lost', 'stopped heartbeating');
-  await k.again();
-  await requeueJob(pool, k.id, k.nodeId, null, 'crashed', 'boom');
+  await endRuns(k, ['node_lost', 'node_lost', 'crashed']);
   assert.equal(await k.status(), 'failed', 'two lost nodes and a crash use maxAttempts 3');
 });
