@@ -1,3 +1,4 @@
+// npm test: alone (it measures step times: scripts/run-tests.mjs runs it once the other lane is done).
 /**
  * Issue 12's reactive balancer, end to end: a spatial job placed by the real scheduler on 4
  * devices of a real worker daemon, its engines real, whose generation is the bottleneck, gets a

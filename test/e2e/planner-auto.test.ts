@@ -1,3 +1,4 @@
+// npm test: alone (it measures step times: scripts/run-tests.mjs runs it once the other lane is done).
 /**
  * Issue 12, end to end (real PostgreSQL, Redis, API, scheduler, worker daemon and native engine):
  * a job with `mode: "auto"` is placed with the plan the cost model predicts fastest, and once it

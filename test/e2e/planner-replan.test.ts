@@ -1,3 +1,4 @@
+// npm test: alone (it measures step times: scripts/run-tests.mjs runs it once the other lane is done).
 /**
  * Issue 12, end to end: re-planning a running `auto` job through the real stack and engine.
  *
