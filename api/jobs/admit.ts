@@ -90,10 +90,9 @@ export interface Admitted {
 
 export const requestHash = (spec: JobSpec) => createHash('sha256').update(JSON.stringify(spec)).digest('hex');
 
+/** Admits a keyed submission whose key the caller found unused (replayOf); a race for it replays. */
 export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitted> {
   const hash = requestHash(req.requested);
-  const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
-  if (prior) return prior;
   const devices = req.spec.resources.devices;
   let rows: Record<string, unknown>[];
   try {

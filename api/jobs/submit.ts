@@ -73,8 +73,9 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
     let spec = requested;
     const idempotencyKey =
       rawKey === undefined ? null : parseOrThrow(idempotencyKeySchema, rawKey, 'Idempotency-Key');
-    if (idempotencyKey && requested.initialCheckpoint) {
-      // A retry replays what the first request created, even if its checkpoint is gone since.
+    if (idempotencyKey) {
+      // A retry replays what the first request created before anything it names is checked again
+      // (its checkpoint may be gone since).
       const prior = await replayOf(pool, tenantId, idempotencyKey, requested);
       if (prior) return { job: prior.job, replayed: true };
     }

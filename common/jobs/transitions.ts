@@ -108,7 +108,8 @@ export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained' | 
  * `maxAttempts`. A lost node's runs do: a job that takes its node down would otherwise take down
  * every node in turn, and from the control plane a node's crash and a job's look the same.
  */
-const INTERRUPTED = `('preempted', 'drained', 'lost_contact')`;
+const interruptedRuns: readonly RequeueReason[] = ['preempted', 'drained', 'lost_contact'];
+const INTERRUPTED = `(${interruptedRuns.map((r) => `'${r}'`).join(', ')})`;
 
 /**
  * placed | running → queued with a fresh queue entry id (queue_seq + 1), or → failed when a crash
