@@ -10,8 +10,9 @@
  * `supervisionMs`; a job process that has not heard from it for `supervisionMs` exits. That is at
  * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat. It
  * exits with `LAPSED_EXIT_CODE`, and the daemon, once it is back, reports the run as `lost_contact`:
- * the platform's doing, not the job's, so it uses none of the job's attempts. By then the job is
- * often queued or running elsewhere (the node was lost) and the report is refused.
+ * the platform's doing, not the job's, so it uses none of the job's attempts. If the scheduler
+ * found the node lost meanwhile, it requeued the run as `node_lost`, which used an attempt; the
+ * report then gives the attempt back (common/jobs/refund-lost-run.ts).
  */
 
 /** The exit code of a job process that stopped because its daemon fell silent. */

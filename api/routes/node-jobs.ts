@@ -16,6 +16,7 @@ import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
 import { recordCheckpoint } from '../../common/jobs/reports.js';
 import { applyJobReport } from '../../common/jobs/job-report.js';
+import { refundLostRun } from '../../common/jobs/refund-lost-run.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
 import {
   appliedSchema,
@@ -161,7 +162,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '`preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process ' +
       'stopped itself) return the job to the queue, using none of its attempts (it resumes from its last ' +
       'checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. ' +
-      'Applied only while the job is placed on this node in the run `queueSeq` names.',
+      'Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: ' +
+      '`lost_contact` for a run the scheduler requeued as `node_lost` from this node gives the job back ' +
+      'the attempt that requeue used (`job.attempt_refunded`).',
     tags: ['nodes'],
     request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
     responses: { 200: json(applied) },
@@ -169,9 +172,12 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const { queueSeq, outcome, error } = parseOrThrow(finishBody, req.body);
-    const t = isRequeueOutcome(outcome)
+    let t = isRequeueOutcome(outcome)
       ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
       : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error);
+    // The scheduler may have found the node lost first: the run is requeued, and this report shows
+    // it ended for want of the control plane, not with its node.
+    if (!t && outcome === 'lost_contact') t = await refundLostRun(pool, jobId, nodeId, queueSeq);
     res.json({ applied: await after(t) });
   });
 

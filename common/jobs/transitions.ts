@@ -127,7 +127,7 @@ export function requeueJob(
   return one(
     pool,
     `WITH prev AS (
-       SELECT id, devices, tenant_id, attempts, max_attempts, interruptions, node_id, preempt_reason, status FROM jobs
+       SELECT id, devices, tenant_id, attempts, max_attempts, interruptions, node_id, queue_seq AS ended_run, preempt_reason, status FROM jobs
         WHERE id = $1 AND ($2::uuid IS NULL OR node_id = $2) AND ${THIS_RUN('$5')}
           AND status IN ('placed', 'running') FOR UPDATE
      ), counted AS (
@@ -153,7 +153,7 @@ export function requeueJob(
          finished_at = CASE WHEN v.exhausted THEN now() ELSE NULL END,
          updated_at = now()
          FROM verdict v WHERE jobs.id = v.id
-       RETURNING jobs.*, v.exhausted, v.node_id AS from_node, v.preempt_reason AS notice_reason
+       RETURNING jobs.*, v.exhausted, v.node_id AS from_node, v.ended_run, v.preempt_reason AS notice_reason
      ), q AS (
        UPDATE quotas SET active_devices = GREATEST(active_devices - prev.devices, 0),
                          active_jobs = active_jobs - CASE WHEN (SELECT exhausted FROM j) THEN 1 ELSE 0 END
@@ -166,7 +166,8 @@ export function requeueJob(
        UNION ALL
        SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,
               jsonb_build_object('status', CASE WHEN exhausted THEN 'failed' ELSE 'queued' END, 'reason', $3::text,
-                                 'attempt', attempts, 'maxAttempts', max_attempts, 'error', $4::text, 'nodeId', from_node)
+                                 'attempt', attempts, 'maxAttempts', max_attempts, 'error', $4::text, 'nodeId', from_node,
+                                 'queueSeq', ended_run)
          FROM j
        RETURNING id
      )

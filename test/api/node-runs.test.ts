@@ -10,6 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type request from 'supertest';
+import { requeueJob } from '../../common/jobs/transitions.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 type As = (r: request.Test) => request.Test;
@@ -209,4 +210,52 @@ test('a report or checkpoint record sent again is applied once', async () => {
   assert.equal(after.quota.period_device_seconds - once.quota.period_device_seconds, 5);
   assert.equal(after.profiles.n, 2);
   assert.equal(after.events.n, recorded.events.n);
+});
+
+test('a late lost_contact for a run requeued as node_lost gives the job its attempt back, once', async () => {
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'outlived', workflow: { task: { name: 'addition' } }, maxAttempts: 2 })
+      .expect(201)
+  ).body.id as string;
+  const pool = h.api.deps.db.pool;
+  const first = await place(jobId);
+  assert.equal((await post(jobId, 'start', { queueSeq: first })).body.applied, true);
+  // The API was out of the node's reach past the node timeout: the liveness sweep requeues the run.
+  assert.ok(await requeueJob(pool, jobId, nodeId, null, 'node_lost', 'node runs-node stopped heartbeating'));
+  const second = await place(jobId);
+  assert.equal((await post(jobId, 'start', { queueSeq: second })).body.applied, true);
+  const counts = async () =>
+    (await pool.query('SELECT attempts, interruptions, queue_seq FROM jobs WHERE id = $1', [jobId])).rows[0];
+  assert.deepEqual(await counts(), { attempts: 2, interruptions: 0, queue_seq: second });
+
+  // Back in touch, the node delivers run 1's outcome: its job had stopped itself.
+  const lapsed = { queueSeq: first, outcome: 'lost_contact', error: 'daemon silent for 1500 ms' };
+  assert.equal((await post(jobId, 'finish', lapsed)).body.applied, true);
+  assert.deepEqual(await counts(), { attempts: 2, interruptions: 1, queue_seq: second }, 'run 2 goes on');
+  const refunds = (
+    await pool.query(`SELECT data FROM job_events WHERE job_id = $1 AND type = 'job.attempt_refunded'`, [
+      jobId,
+    ])
+  ).rows.map((r) => r.data);
+  assert.deepEqual(refunds, [
+    { queueSeq: first, nodeId, reason: 'lost_contact', attempts: 2, interruptions: 1, maxAttempts: 2 },
+  ]);
+  // Sent again (its answer was lost), or at once twice: no second refund.
+  const again = await Promise.all([post(jobId, 'finish', lapsed), post(jobId, 'finish', lapsed)]);
+  assert.deepEqual(
+    again.map((r) => r.body),
+    [{ applied: false }, { applied: false }],
+  );
+  assert.equal((await counts()).interruptions, 1);
+
+  // So run 2's crash is retried: 2 runs, 1 of them interrupted, against maxAttempts 2 (it failed before).
+  const crashed = { queueSeq: second, outcome: 'crashed', error: 'boom' };
+  assert.equal((await post(jobId, 'finish', crashed)).body.applied, true);
+  const after = (await pool.query('SELECT status FROM jobs WHERE id = $1', [jobId])).rows[0];
+  assert.equal(after.status, 'queued');
+  // A run that did not end node_lost is not refunded, whatever the node says of it afterwards.
+  assert.equal((await post(jobId, 'finish', { ...lapsed, queueSeq: second })).body.applied, false);
+  assert.equal((await counts()).interruptions, 1);
 });

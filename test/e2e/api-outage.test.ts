@@ -9,7 +9,6 @@
  * reported `lost_contact` once the API is back, using none of the job's attempts (before, it was
  * reported as a crash: a job with `maxAttempts: 1` failed).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../../common/logger.js';
@@ -18,6 +17,7 @@ import { freePort } from '../helpers/processes.js';
 import {
   checkpointSteps,
   eventsOf,
+  outboxRecords,
   startCluster,
   steadyJob,
   waitFor,
@@ -47,10 +47,9 @@ test(
     await waitFor('a first checkpoint', async () => (await checkpointSteps(c, t, id)).length > 0);
 
     await c.h.api.stop();
-    const outbox = c.outboxOf('outage-node');
-    const pending = () => readdirSync(outbox).filter((f) => f.endsWith('.json'));
+    const pending = () => outboxRecords(c, 'outage-node');
     await waitFor('the outcome to wait in the outbox', async () =>
-      pending().some((f) => readFileSync(`${outbox}/${f}`, 'utf8').includes('"kind":"finish"')),
+      pending().some((r) => r.includes('"kind":"finish"')),
     );
     // Longer than the client's own retries (200 ms … 8 s, ~16 s in all) that used to end in a drop.
     await new Promise((r) => setTimeout(r, 20_000));
@@ -82,9 +81,8 @@ test(
     await waitFor('a first checkpoint', async () => (await checkpointSteps(c, t, id)).length > 0);
 
     await c.h.api.stop();
-    const outbox = c.outboxOf('short-leash');
     await waitFor('the stopped run to wait in the outbox', async () =>
-      readdirSync(outbox).some((f) => readFileSync(`${outbox}/${f}`, 'utf8').includes('"kind":"finish"')),
+      outboxRecords(c, 'short-leash').some((r) => r.includes('"kind":"finish"')),
     );
     c.h.api = await startApi(c.h.config, createLogger('api', c.h.config.LOG_LEVEL));
 

@@ -4,7 +4,7 @@
  * prefix and one storage root.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -124,6 +124,25 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * The records waiting in worker `name`'s outbox, oldest first, as their JSON text. A record being
+ * written (`.tmp`) or delivered meanwhile is skipped.
+ */
+export function outboxRecords(c: Cluster, name: string): string[] {
+  const dir = c.outboxOf(name);
+  const texts: string[] = [];
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
+    try {
+      texts.push(readFileSync(path.join(dir, f), 'utf8'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+  }
+  return texts;
 }
 
 export interface JobView {

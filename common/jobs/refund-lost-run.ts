@@ -1,0 +1,67 @@
+/**
+ * A node the scheduler found lost may only have lost the control plane: its daemon stopped the
+ * job itself (worker-node/supervision.ts) before the node timeout, and reports the run
+ * `lost_contact` once it is back. By then the liveness sweep has requeued the run as `node_lost`,
+ * which uses one of the job's attempts (from the control plane a dead node looks like a job that
+ * took its node down). The late report is the node showing it was alive and interrupted: the run
+ * is recounted as an interruption, once, and the job gets the attempt back (`job.attempt_refunded`).
+ */
+import type pg from 'pg';
+import type { Transitioned } from './transitions.js';
+
+/**
+ * Recounts run `queueSeq` of `jobId` as interrupted when it ended `node_lost` while placed on
+ * `nodeId`, the job is not finished, and it was not recounted before. Null when any of that fails.
+ */
+export async function refundLostRun(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  queueSeq: number,
+): Promise<Transitioned | null> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // The row lock orders concurrent deliveries of the same report: the second reads the first's
+    // refund event (each statement below sees what committed before it ran).
+    const locked = await client.query(
+      `SELECT 1 FROM jobs WHERE id = $1 AND status NOT IN ('succeeded', 'failed', 'cancelled') FOR UPDATE`,
+      [jobId],
+    );
+    if (locked.rows.length === 0) return await rollback(client);
+    const lost = await client.query(
+      `SELECT 1 FROM job_events
+        WHERE job_id = $1 AND type = 'job.queued' AND data->>'reason' = 'node_lost'
+          AND data->>'nodeId' = $2::text AND (data->>'queueSeq')::int = $3
+          AND NOT EXISTS (SELECT 1 FROM job_events r WHERE r.job_id = $1 AND r.type = 'job.attempt_refunded'
+                                                       AND (r.data->>'queueSeq')::int = $3)`,
+      [jobId, nodeId, queueSeq],
+    );
+    if (lost.rows.length === 0) return await rollback(client);
+    const job = await client.query(
+      `UPDATE jobs SET interruptions = interruptions + 1, updated_at = now() WHERE id = $1 RETURNING *`,
+      [jobId],
+    );
+    const event = await client.query(
+      `INSERT INTO job_events (job_id, type, data)
+       SELECT id, 'job.attempt_refunded',
+              jsonb_build_object('queueSeq', $2::int, 'nodeId', $3::text, 'reason', 'lost_contact',
+                                 'attempts', attempts, 'interruptions', interruptions, 'maxAttempts', max_attempts)
+         FROM jobs WHERE id = $1
+       RETURNING id`,
+      [jobId, queueSeq, nodeId],
+    );
+    await client.query('COMMIT');
+    return { job: job.rows[0], eventIds: event.rows.map((r) => String(r.id)) };
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+async function rollback(client: pg.PoolClient): Promise<null> {
+  await client.query('ROLLBACK');
+  return null;
+}
