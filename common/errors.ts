@@ -9,6 +9,13 @@ export const errorCatalogue = {
     type: 'invalid_request_error',
     description: 'The request is malformed or a field is invalid; `param` names the field.',
   },
+  node_protocol_unsupported: {
+    status: 400,
+    type: 'invalid_request_error',
+    description:
+      'A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: ' +
+      'a newer one (upgrade the control plane first) or one older than it still reads; the message names the range.',
+  },
   unauthorized: {
     status: 401,
     type: 'authentication_error',

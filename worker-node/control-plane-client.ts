@@ -7,15 +7,36 @@ import type {
   RegisterNode,
 } from '../common/node-protocol/index.js';
 import type { CheckpointReport } from '../common/node-protocol/index.js';
+import { NODE_PROTOCOL_HEADER, NODE_PROTOCOL_VERSION } from '../common/node-protocol/index.js';
 
-/** The control plane answered with an error status; 4xx answers are final. */
+/** The control plane answered with an error status; 4xx answers are final but one (`isFinalAnswer`). */
 export class ControlPlaneError extends Error {
   override readonly name = 'ControlPlaneError';
   constructor(
     readonly status: number,
     message: string,
+    /** The error code of the answer's body (common/errors.ts), when it had one. */
+    readonly code: string | null = null,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Whether a failed request is the control plane's last word on it. A 4xx is, but for a protocol
+ * version it does not accept yet: a control plane older than this daemon (common/node-protocol/
+ * version.ts) takes the message once it is upgraded, so a report is kept for it, not dropped.
+ */
+export function isFinalAnswer(err: unknown): boolean {
+  return err instanceof ControlPlaneError && err.status < 500 && err.code !== 'node_protocol_unsupported';
+}
+
+function errorCodeOf(body: string): string | null {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : null;
+  } catch {
+    return null;
   }
 }
 
@@ -59,6 +80,7 @@ export class ControlPlaneClient {
     path: string,
     body: unknown,
     auth: string | null,
+    protocol: number = NODE_PROTOCOL_VERSION,
   ): Promise<Record<string, unknown>> {
     const delays = [200, 500, 1000, 2000, 4000, 8000];
     for (let attempt = 0; ; attempt++) {
@@ -66,7 +88,11 @@ export class ControlPlaneClient {
       try {
         res = await fetch(`${this.baseUrl}${path}`, {
           method,
-          headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) },
+          headers: {
+            'Content-Type': 'application/json',
+            [NODE_PROTOCOL_HEADER]: String(protocol),
+            ...(auth ? { Authorization: auth } : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
       } catch (err) {
@@ -79,8 +105,14 @@ export class ControlPlaneClient {
         await new Promise((r) => setTimeout(r, delays[attempt]));
         continue;
       }
-      if (!res.ok)
-        throw new ControlPlaneError(res.status, `${method} ${path} → ${res.status}: ${await res.text()}`);
+      if (!res.ok) {
+        const text = await res.text();
+        throw new ControlPlaneError(
+          res.status,
+          `${method} ${path} → ${res.status}: ${text}`,
+          errorCodeOf(text),
+        );
+      }
       return res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>);
     }
   }
@@ -95,25 +127,36 @@ export class ControlPlaneClient {
     return res.data as Assignment[];
   }
 
-  async jobStarted(nodeId: string, jobId: string, body: JobStart): Promise<boolean> {
+  // A job's reports go through the outbox (report-outbox.ts): `protocol` is the version the record
+  // was written in, which an earlier daemon may have done.
+
+  async jobStarted(nodeId: string, jobId: string, body: JobStart, protocol?: number): Promise<boolean> {
     const res = await this.send(
       'POST',
       `/v1/nodes/${nodeId}/jobs/${jobId}/start`,
       body,
       await this.authHeader(),
+      protocol,
     );
     return res.applied === true;
   }
 
-  async jobReport(nodeId: string, jobId: string, body: JobReport): Promise<void> {
-    await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/report`, body, await this.authHeader());
+  async jobReport(nodeId: string, jobId: string, body: JobReport, protocol?: number): Promise<void> {
+    const path = `/v1/nodes/${nodeId}/jobs/${jobId}/report`;
+    await this.send('POST', path, body, await this.authHeader(), protocol);
   }
 
-  async jobCheckpoint(nodeId: string, jobId: string, body: CheckpointReport): Promise<void> {
-    await this.send('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`, body, await this.authHeader());
+  async jobCheckpoint(
+    nodeId: string,
+    jobId: string,
+    body: CheckpointReport,
+    protocol?: number,
+  ): Promise<void> {
+    const path = `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`;
+    await this.send('POST', path, body, await this.authHeader(), protocol);
   }
 
-  async jobFinished(nodeId: string, jobId: string, finish: JobFinish): Promise<boolean> {
+  async jobFinished(nodeId: string, jobId: string, finish: JobFinish, protocol?: number): Promise<boolean> {
     // A crashed process's stderr may hold anything; the protocol's text fields refuse NUL.
     const { error } = finish;
     const body: JobFinish = {
@@ -125,6 +168,7 @@ export class ControlPlaneClient {
       `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,
       body,
       await this.authHeader(),
+      protocol,
     );
     return res.applied === true;
   }

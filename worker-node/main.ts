@@ -13,7 +13,12 @@ import { redisNames, type RedisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
 import type { ControlMessage } from '../common/jobs/notify.js';
 import { loadWorkerConfig } from './config.js';
-import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './control-plane-client.js';
+import {
+  ControlPlaneClient,
+  ControlPlaneError,
+  isFinalAnswer,
+  type DeviceReport,
+} from './control-plane-client.js';
 import { ReportOutbox } from './report-outbox.js';
 import { JobSupervisor } from './job-supervisor.js';
 import { HeartbeatLease, supervisionMs } from './supervision.js';
@@ -36,16 +41,16 @@ const outbox = new ReportOutbox({
   send: (r) => {
     switch (r.kind) {
       case 'start':
-        return client.jobStarted(r.nodeId, r.jobId, r.body);
+        return client.jobStarted(r.nodeId, r.jobId, r.body, r.protocol);
       case 'report':
-        return client.jobReport(r.nodeId, r.jobId, r.body);
+        return client.jobReport(r.nodeId, r.jobId, r.body, r.protocol);
       case 'checkpoint':
-        return client.jobCheckpoint(r.nodeId, r.jobId, r.body);
+        return client.jobCheckpoint(r.nodeId, r.jobId, r.body, r.protocol);
       case 'finish':
-        return client.jobFinished(r.nodeId, r.jobId, r.body);
+        return client.jobFinished(r.nodeId, r.jobId, r.body, r.protocol);
     }
   },
-  isFinal: (err) => err instanceof ControlPlaneError && err.status < 500,
+  isFinal: isFinalAnswer,
   logger,
 });
 

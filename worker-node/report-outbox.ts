@@ -12,14 +12,26 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
-import type { CheckpointReport, JobFinish, JobReport, JobStart } from '../common/node-protocol/index.js';
+import {
+  NODE_PROTOCOL_VERSION,
+  type CheckpointReport,
+  type JobFinish,
+  type JobReport,
+  type JobStart,
+} from '../common/node-protocol/index.js';
 
-/** Each body names the run it is about (`queueSeq`), fixed when it is put, so a resend still does. */
-export type OutboxReport =
-  | { kind: 'start'; nodeId: string; jobId: string; body: JobStart }
-  | { kind: 'report'; nodeId: string; jobId: string; body: JobReport }
-  | { kind: 'checkpoint'; nodeId: string; jobId: string; body: CheckpointReport }
-  | { kind: 'finish'; nodeId: string; jobId: string; body: JobFinish };
+/**
+ * Each body names the run it is about (`queueSeq`), fixed when it is put, so a resend still does;
+ * `protocol` is the node protocol version it was written in (common/node-protocol/version.ts), set
+ * by `put` (absent in a record of a daemon before versions: 1), so a record that waits through a
+ * daemon upgrade is sent as what it is.
+ */
+export type OutboxReport = { nodeId: string; jobId: string; protocol?: number } & (
+  | { kind: 'start'; body: JobStart }
+  | { kind: 'report'; body: JobReport }
+  | { kind: 'checkpoint'; body: CheckpointReport }
+  | { kind: 'finish'; body: JobFinish }
+);
 
 export interface OutboxOptions {
   dir: string;
@@ -55,12 +67,15 @@ export class ReportOutbox {
     const names = all.filter((n) => n.endsWith('.json')).sort();
     for (const name of names) {
       const file = path.join(this.opts.dir, name);
+      let report: OutboxReport;
       try {
-        this.queue.push({ file, report: JSON.parse(await fs.readFile(file, 'utf8')) as OutboxReport });
+        report = JSON.parse(await fs.readFile(file, 'utf8')) as OutboxReport;
       } catch {
         // Unreadable (a disk that lost the data despite the fsync): nothing to send.
         await fs.rm(file, { force: true });
+        continue;
       }
+      this.queue.push({ file, report: { ...report, protocol: report.protocol ?? 1 } });
     }
     this.kick();
     return names.length;
@@ -71,7 +86,8 @@ export class ReportOutbox {
   }
 
   /** Durable once this resolves; sent as soon as the control plane can take it. */
-  async put(report: OutboxReport): Promise<void> {
+  async put(written: OutboxReport): Promise<void> {
+    const report = { ...written, protocol: written.protocol ?? NODE_PROTOCOL_VERSION };
     // Names sort in the order reports were put, across daemon restarts too.
     const name = `${Date.now().toString().padStart(15, '0')}-${String(this.seq++).padStart(9, '0')}.json`;
     const file = path.join(this.opts.dir, name);
@@ -127,7 +143,7 @@ export class ReportOutbox {
               kind: head.report.kind,
               pending: this.queue.length,
             },
-            'control plane unreachable: report kept in the outbox',
+            'report not delivered (control plane unreachable, or older than this report): kept in the outbox',
           );
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, delay);

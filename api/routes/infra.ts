@@ -14,6 +14,7 @@ import { epochMsQuery, nodeListSchema, pageQuery, poolListSchema, uuidParam } fr
 import { decodeCursor, decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
 import { parseOrThrow } from '../http/validate.js';
+import { nodeMessage, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
 
 export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
@@ -156,12 +157,15 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       'Creates or updates the node and its pool; what the node held before goes back to the queue.',
     summary: 'A worker daemon registers its devices (node credentials)',
     tags: ['nodes'],
-    request: { body: { content: { 'application/json': { schema: registerNodeSchema } } } },
-    errors: ['conflict'], // the name belongs to a node another key registered
+    request: {
+      headers: nodeProtocolHeaders,
+      body: { content: { 'application/json': { schema: registerNodeSchema } } },
+    },
+    errors: ['conflict', 'node_protocol_unsupported'], // conflict: the name belongs to a node another key registered
     responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), pool: z.string() })) },
   });
   r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {
-    const body = parseOrThrow(registerNodeSchema, req.body);
+    const body = nodeMessage(req, 'register', registerNodeSchema);
     const keyId = req.principal!.sub;
     const node = await prisma.$transaction(async (tx) => {
       // ON CONFLICT, not Prisma's upsert: two daemons registering at once must not race on the name.
@@ -224,15 +228,17 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     tags: ['nodes'],
     request: {
       params: z.object({ id: z.uuid() }),
+      headers: nodeProtocolHeaders,
       body: { content: { 'application/json': { schema: heartbeatSchema } } },
     },
+    errors: ['node_protocol_unsupported'],
     responses: { 204: { description: 'Recorded' } },
   });
   const ownNode = ownNodeGuard(deps.db.pool);
 
   r.post('/v1/nodes/:id/heartbeat', ...ownNode, async (req, res) => {
     const id = req.params.id as string;
-    const body = parseOrThrow(heartbeatSchema, req.body);
+    const body = nodeMessage(req, 'heartbeat', heartbeatSchema);
     // A beat revives a lost node but leaves a draining one draining: only registering again
     // (a restarted daemon) makes it ready.
     const now = new Date();
@@ -288,7 +294,8 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     summary:
       'A worker daemon is shutting down: no new placements on it; its jobs checkpoint and come back through /finish',
     tags: ['nodes'],
-    request: { params: z.object({ id: z.uuid() }) },
+    request: { params: z.object({ id: z.uuid() }), headers: nodeProtocolHeaders },
+    errors: ['node_protocol_unsupported'],
     responses: { 204: { description: 'The node is draining' } },
   });
   r.post('/v1/nodes/:id/drain', ...ownNode, async (req, res) => {

@@ -30,7 +30,7 @@ import {
 import { requireOwnNode, requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
-import { parseOrThrow } from '../http/validate.js';
+import { nodeMessage, nodeProtocolGuard, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
 
 const params = z.object({ id: z.uuid(), jobId: z.uuid() });
@@ -57,6 +57,7 @@ export function nodeOwnedBy(pool: import('pg').Pool) {
 export const ownNodeGuard = (pool: import('pg').Pool) => [
   requireRole('node'),
   requireOwnNode(nodeOwnedBy(pool)),
+  nodeProtocolGuard,
 ];
 
 export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
@@ -79,7 +80,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     description: 'The jobs placed on the calling node, each with the checkpoint it resumes from.',
     summary: 'Jobs placed on this node, with where each resumes from',
     tags: ['nodes'],
-    request: { params: z.object({ id: z.uuid() }) },
+    request: { params: z.object({ id: z.uuid() }), headers: nodeProtocolHeaders },
+    errors: ['node_protocol_unsupported'],
     responses: { 200: json(z.object({ data: z.array(assignmentSchema) })) },
   });
   r.get('/v1/nodes/:id/assignments', ...ownNode, async (req, res) => {
@@ -94,12 +96,17 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'placed to running; applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'The node started the job (placed → running; counts an attempt)',
     tags: ['nodes'],
-    request: { params, body: { content: { 'application/json': { schema: startBody } } } },
+    request: {
+      params,
+      headers: nodeProtocolHeaders,
+      body: { content: { 'application/json': { schema: startBody } } },
+    },
+    errors: ['node_protocol_unsupported'],
     responses: { 200: json(applied) },
   });
   r.post('/v1/nodes/:id/jobs/:jobId/start', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const body = parseOrThrow(startBody, req.body ?? {});
+    const body = nodeMessage(req, 'start', startBody);
     res.json({
       applied: await after(await startJob(pool, jobId, nodeId, body.queueSeq, body.resumedFromStep)),
     });
@@ -114,12 +121,17 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'Metrics per step, stage profiles and device-seconds of a running job',
     tags: ['nodes'],
-    request: { params, body: { content: { 'application/json': { schema: reportBody } } } },
+    request: {
+      params,
+      headers: nodeProtocolHeaders,
+      body: { content: { 'application/json': { schema: reportBody } } },
+    },
+    errors: ['node_protocol_unsupported'],
     responses: { 200: json(applied) },
   });
   r.post('/v1/nodes/:id/jobs/:jobId/report', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const body = parseOrThrow(reportBody, req.body);
+    const body = nodeMessage(req, 'report', reportBody);
     const { applied, eventIds } = await applyJobReport(pool, jobId, nodeId, body);
     await notifyEvents(deps.redis, deps.names, jobId, eventIds);
     res.json({ applied });
@@ -133,12 +145,17 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names.',
     summary: 'A checkpoint file is durable in storage: record it',
     tags: ['nodes'],
-    request: { params, body: { content: { 'application/json': { schema: checkpointBody } } } },
+    request: {
+      params,
+      headers: nodeProtocolHeaders,
+      body: { content: { 'application/json': { schema: checkpointBody } } },
+    },
+    errors: ['node_protocol_unsupported'],
     responses: { 200: json(applied.extend({ checkpointId: z.uuid().nullable() })) },
   });
   r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const body = parseOrThrow(checkpointBody, req.body);
+    const body = nodeMessage(req, 'checkpoint', checkpointBody);
     // The key is the control plane's (job, step); a node that names any other place is refused
     // rather than silently corrected, so a misbehaving node shows up in its error responses.
     if (body.storageKey !== undefined && body.storageKey !== checkpointModelKey(jobId, body.step))
@@ -166,12 +183,17 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '`lost_contact` for a run the scheduler requeued as `node_lost` from this node gives the job back ' +
       'the attempt that requeue used (`job.attempt_refunded`).',
     tags: ['nodes'],
-    request: { params, body: { content: { 'application/json': { schema: finishBody } } } },
+    request: {
+      params,
+      headers: nodeProtocolHeaders,
+      body: { content: { 'application/json': { schema: finishBody } } },
+    },
+    errors: ['node_protocol_unsupported'],
     responses: { 200: json(applied) },
   });
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const { queueSeq, outcome, error } = parseOrThrow(finishBody, req.body);
+    const { queueSeq, outcome, error } = nodeMessage(req, 'finish', finishBody);
     let t = isRequeueOutcome(outcome)
       ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
       : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error);

@@ -4,3 +4,4 @@ export * from './reports.js';
 export * from './assignment.js';
 export * from './node.js';
 export * from './device-time.js';
+export * from './version.js';

@@ -4,6 +4,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../common/logger.js';
+import { NODE_PROTOCOL_VERSION } from '../../common/node-protocol/index.js';
+import { ControlPlaneError, isFinalAnswer } from '../control-plane-client.js';
 import { ReportOutbox, type OutboxReport } from '../report-outbox.js';
 
 const dirs: string[] = [];
@@ -29,6 +31,8 @@ const finish = (jobId: string): OutboxReport => ({
   body: { queueSeq: 0, outcome: 'drained', error: null },
 });
 class Unreachable extends Error {}
+/** A report as `put` keeps it: with the protocol version it was written in. */
+const stamped = (r: OutboxReport): OutboxReport => ({ ...r, protocol: NODE_PROTOCOL_VERSION });
 
 test('reports wait on disk while the API is unreachable and the next daemon sends them, in order', async () => {
   const dir = freshDir();
@@ -56,7 +60,7 @@ test('reports wait on disk while the API is unreachable and the next daemon send
   const second = new ReportOutbox({ dir, send: async (r) => sent.push(r), isFinal: () => true, logger });
   assert.equal(await second.open(), 3);
   assert.equal(await second.idle(5000), 0);
-  assert.deepEqual(sent, [checkpoint('a', 10), checkpoint('b', 20), finish('a')]);
+  assert.deepEqual(sent, [checkpoint('a', 10), checkpoint('b', 20), finish('a')].map(stamped));
   assert.deepEqual(readdirSync(dir), [], 'delivered reports are deleted');
   second.close();
 });
@@ -91,7 +95,40 @@ test('a report cut short by a crash before its rename is not sent', async () => 
   assert.equal(await outbox.open(), 0);
   await outbox.put(finish('x'));
   assert.equal(await outbox.idle(5000), 0);
-  assert.deepEqual(sent, [finish('x')]);
+  assert.deepEqual(sent, [stamped(finish('x'))]);
   assert.deepEqual(readdirSync(dir), [], 'the torn file is gone too');
   outbox.close();
+});
+
+test('a report refused for its protocol version is kept until the control plane takes it', async () => {
+  const dir = freshDir();
+  // What a daemon before protocol versions left: no version in the record.
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(path.join(dir, '000000000000001-000000000.json'), JSON.stringify(finish('old')));
+  let accepts = 1;
+  const sent: OutboxReport[] = [];
+  const outbox = new ReportOutbox({
+    dir,
+    send: async (r) => {
+      // A control plane that reads versions up to `accepts`, as the API answers (api/http/node-protocol.ts).
+      if ((r.protocol ?? 1) > accepts)
+        throw new ControlPlaneError(400, 'POST …/finish → 400', 'node_protocol_unsupported');
+      sent.push(r);
+    },
+    isFinal: isFinalAnswer,
+    logger,
+    backoffMs: { first: 1, max: 5 },
+  });
+  assert.equal(await outbox.open(), 1);
+  await outbox.put({ ...finish('new'), protocol: 2 });
+  assert.equal(await outbox.idle(200), 1, 'the newer record waits, however often it is refused');
+  assert.deepEqual(sent, [{ ...finish('old'), protocol: 1 }], 'the old record went, as version 1');
+  accepts = 2; // the control plane was upgraded
+  assert.equal(await outbox.idle(5000), 0);
+  assert.deepEqual(sent.at(-1), { ...finish('new'), protocol: 2 });
+  assert.deepEqual(readdirSync(dir), []);
+  outbox.close();
+  // Any other refusal is final, as before.
+  assert.equal(isFinalAnswer(new ControlPlaneError(400, 'bad', 'invalid_request')), true);
+  assert.equal(isFinalAnswer(new ControlPlaneError(503, 'down', 'unavailable')), false);
 });

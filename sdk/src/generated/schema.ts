@@ -707,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact
-         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names.
+         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact` for a run the scheduler requeued as `node_lost` from this node gives the job back the attempt that requeue used (`job.attempt_refunded`).
          */
         post: operations["finishNodeJob"];
         delete?: never;
@@ -997,7 +997,7 @@ export interface components {
             error: {
                 type: string;
                 /** @enum {string} */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "request_header_fields_too_large" | "quota_exceeded" | "rate_limited" | "internal" | "unavailable";
+                code: "invalid_request" | "node_protocol_unsupported" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "request_header_fields_too_large" | "quota_exceeded" | "rate_limited" | "internal" | "unavailable";
                 message: string;
                 param: string | null;
             };
@@ -4392,7 +4392,10 @@ export interface operations {
     registerNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4416,7 +4419,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4517,7 +4520,10 @@ export interface operations {
     heartbeatNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4536,7 +4542,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4752,7 +4758,10 @@ export interface operations {
     drainNode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4767,7 +4776,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5198,7 +5207,10 @@ export interface operations {
     listNodeAssignments: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5217,7 +5229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5309,7 +5321,10 @@ export interface operations {
     startNodeJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
                 jobId: string;
@@ -5333,7 +5348,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5434,7 +5449,10 @@ export interface operations {
     reportNodeJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
                 jobId: string;
@@ -5458,7 +5476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5559,7 +5577,10 @@ export interface operations {
     recordNodeJobCheckpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
                 jobId: string;
@@ -5585,7 +5606,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5686,7 +5707,10 @@ export interface operations {
     finishNodeJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
             path: {
                 id: string;
                 jobId: string;
@@ -5710,7 +5734,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;

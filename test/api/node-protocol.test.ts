@@ -1,0 +1,144 @@
+/**
+ * The node protocol's version (common/node-protocol/version.ts): a daemon names it in the
+ * `Timeshare-Node-Protocol` header; a request without one is version 1. The control plane accepts
+ * the versions from its oldest to its own, and refuses any other on every route a daemon calls with
+ * `400 node_protocol_unsupported` before anything is applied. The daemon's client keeps a report
+ * so refused (it is not the control plane's last word: it takes the report once upgraded).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type request from 'supertest';
+import { NODE_PROTOCOL_HEADER, NODE_PROTOCOL_VERSION } from '../../common/node-protocol/index.js';
+import {
+  ControlPlaneClient,
+  ControlPlaneError,
+  isFinalAnswer,
+} from '../../worker-node/control-plane-client.js';
+import { startHarness, type Harness } from '../helpers/api-harness.js';
+
+let h: Harness;
+let apiKey: string;
+let node: (r: request.Test) => request.Test;
+let nodeId: string;
+const devices = [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }];
+
+before(async () => {
+  h = await startHarness();
+  apiKey = (await h.admin(h.http.post('/v1/node-keys')).send({ name: 'versioned' }).expect(201)).body.apiKey;
+  const tok = await h.http.post('/v1/auth/token').send({ apiKey }).expect(200);
+  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
+  nodeId = (await node(h.http.post('/v1/nodes/register')).send({ name: 'versioned', devices }).expect(200))
+    .body.id;
+});
+after(() => h.close());
+
+/** What a placed job's run looks like to the node (no scheduler runs here). */
+async function placedJob(): Promise<{ jobId: string; queueSeq: number }> {
+  const t = await h.createTenant(`t-${Date.now()}`);
+  const jobId = (
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'versioned', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  await h.api.deps.db.pool.query(
+    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
+     VALUES ('scheduler', 'node-protocol-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
+  );
+  const r = await h.api.deps.db.pool.query(
+    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now(),
+       placement = $3::jsonb WHERE id = $1 RETURNING queue_seq`,
+    [
+      jobId,
+      nodeId,
+      JSON.stringify({
+        nodeId,
+        devices: [0],
+        mode: 'temporal',
+        stages: { generate: [0], train: [0] },
+        threadsPerDevice: 1,
+        memoryBytes: 0,
+      }),
+    ],
+  );
+  return { jobId, queueSeq: r.rows[0].queue_seq as number };
+}
+
+test('every route a daemon calls refuses a protocol version it does not accept, and changes nothing', async () => {
+  const { jobId, queueSeq } = await placedJob();
+  const calls: [string, string, object | undefined][] = [
+    ['post', '/v1/nodes/register', { name: 'versioned', devices }],
+    ['post', `/v1/nodes/${nodeId}/heartbeat`, { devices: [] }],
+    ['get', `/v1/nodes/${nodeId}/assignments`, undefined],
+    ['post', `/v1/nodes/${nodeId}/jobs/${jobId}/start`, { queueSeq }],
+    ['post', `/v1/nodes/${nodeId}/jobs/${jobId}/report`, { queueSeq, reportSeq: 1, deviceSeconds: 5 }],
+    [
+      'post',
+      `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`,
+      { queueSeq, reportSeq: 2, step: 1, sizeBytes: 1, sha256: 'a'.repeat(64), meta: {} },
+    ],
+    ['post', `/v1/nodes/${nodeId}/jobs/${jobId}/finish`, { queueSeq, outcome: 'crashed', error: 'x' }],
+    ['post', `/v1/nodes/${nodeId}/drain`, undefined],
+  ];
+  const state = async () =>
+    (
+      await h.api.deps.db.pool.query(
+        `SELECT j.status, j.attempts, j.device_seconds, n.status AS node_status,
+                (SELECT count(*)::int FROM checkpoints WHERE job_id = j.id) AS checkpoints
+           FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = $1`,
+        [jobId],
+      )
+    ).rows[0];
+  const before = await state();
+  for (const version of [String(NODE_PROTOCOL_VERSION + 1), '0', 'one', '1.5']) {
+    for (const [method, url, body] of calls) {
+      const req = node((h.http as unknown as Record<string, (u: string) => request.Test>)[method]!(url));
+      const res = await req.set(NODE_PROTOCOL_HEADER, version).send(body);
+      assert.equal(res.status, 400, `${method} ${url} with version ${version}`);
+      assert.equal(res.body.error.code, 'node_protocol_unsupported');
+      assert.equal(res.body.error.param, NODE_PROTOCOL_HEADER);
+      assert.match(res.body.error.message, /upgrade the control plane/);
+    }
+  }
+  assert.deepEqual(await state(), before, 'nothing was applied');
+
+  // The same calls as version 1, named or not (a daemon from before versions names none).
+  await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/start`))
+    .set(NODE_PROTOCOL_HEADER, '1')
+    .send({ queueSeq })
+    .expect(200, { applied: true });
+  await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
+    .send({ queueSeq, reportSeq: 1, deviceSeconds: 5 })
+    .expect(200, { applied: true });
+  assert.equal((await state()).status, 'running');
+});
+
+test("the daemon's client names its version and keeps a report a control plane refuses for it", async () => {
+  const { jobId, queueSeq } = await placedJob();
+  const client = new ControlPlaneClient(h.api.url, apiKey);
+  assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
+  // A record written by a daemon newer than this control plane.
+  const err = await client
+    .jobFinished(nodeId, jobId, { queueSeq, outcome: 'succeeded', error: null }, NODE_PROTOCOL_VERSION + 1)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
+  assert.ok(err instanceof ControlPlaneError, String(err));
+  assert.equal(err.code, 'node_protocol_unsupported');
+  assert.equal(isFinalAnswer(err), false, 'kept in the outbox, not dropped');
+  assert.equal(
+    await client.jobFinished(nodeId, jobId, { queueSeq, outcome: 'succeeded', error: null }),
+    true,
+    'its own version is taken',
+  );
+  const bad = await client
+    .jobFinished(nodeId, jobId, { queueSeq: -1, outcome: 'succeeded', error: null })
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
+  assert.ok(bad instanceof ControlPlaneError);
+  assert.equal(bad.code, 'invalid_request');
+  assert.equal(isFinalAnswer(bad), true, 'a malformed report is still refused for good');
+});
