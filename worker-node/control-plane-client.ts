@@ -23,12 +23,18 @@ export class ControlPlaneError extends Error {
 }
 
 /**
- * Whether a failed request is the control plane's last word on it. A 4xx is, but for a protocol
- * version it does not accept yet: a control plane older than this daemon (common/node-protocol/
- * version.ts) takes the message once it is upgraded, so a report is kept for it, not dropped.
+ * Whether a failed request is the control plane's last word on it. A 4xx is, but for a request to
+ * slow down (429: it will take the report later) and for a protocol version it does not accept yet:
+ * a control plane older than this daemon (common/node-protocol/version.ts) takes the message once
+ * it is upgraded. A report refused for either is kept in the outbox, not dropped.
  */
 export function isFinalAnswer(err: unknown): boolean {
-  return err instanceof ControlPlaneError && err.status < 500 && err.code !== 'node_protocol_unsupported';
+  return (
+    err instanceof ControlPlaneError &&
+    err.status < 500 &&
+    err.status !== 429 &&
+    err.code !== 'node_protocol_unsupported'
+  );
 }
 
 function errorCodeOf(body: string): string | null {
@@ -72,8 +78,29 @@ export class ControlPlaneClient {
   }
 
   /**
-   * One request, retried with backoff while the control plane is unreachable or answers 5xx (an API
-   * restart must not drop a checkpoint record or a job's outcome); 4xx answers are final.
+   * A request with the node's token. A token refused (401) is exchanged again once: the key may
+   * still be good where the token is not (the API restarted with another signing secret, a clock
+   * that ran ahead); a refused key is the control plane's last word.
+   */
+  private async authed(
+    method: string,
+    path: string,
+    body: unknown,
+    protocol?: number,
+  ): Promise<Record<string, unknown>> {
+    try {
+      return await this.send(method, path, body, await this.authHeader(), protocol);
+    } catch (err) {
+      if (!(err instanceof ControlPlaneError) || err.status !== 401) throw err;
+      this.token = null;
+      return this.send(method, path, body, await this.authHeader(), protocol);
+    }
+  }
+
+  /**
+   * One request, retried with backoff while the control plane is unreachable, answers 5xx (an API
+   * restart must not drop a checkpoint record or a job's outcome) or asks it to slow down (429,
+   * after its `Retry-After`); other 4xx answers are final.
    */
   private async send(
     method: string,
@@ -100,9 +127,11 @@ export class ControlPlaneClient {
         await new Promise((r) => setTimeout(r, delays[attempt]));
         continue;
       }
-      if (res.status >= 500 && attempt < delays.length) {
+      if ((res.status >= 500 || res.status === 429) && attempt < delays.length) {
+        const asked = Number(res.headers.get('retry-after'));
         await res.body?.cancel();
-        await new Promise((r) => setTimeout(r, delays[attempt]));
+        const waitMs = Number.isFinite(asked) && asked > 0 ? Math.min(asked * 1000, 30_000) : 0;
+        await new Promise((r) => setTimeout(r, Math.max(waitMs, delays[attempt]!)));
         continue;
       }
       if (!res.ok) {
@@ -118,12 +147,12 @@ export class ControlPlaneClient {
   }
 
   async register(req: RegisterNode & { devices: DeviceReport[] }): Promise<string> {
-    const res = await this.send('POST', '/v1/nodes/register', req, await this.authHeader());
+    const res = await this.authed('POST', '/v1/nodes/register', req);
     return res.id as string;
   }
 
   async assignments(nodeId: string): Promise<Assignment[]> {
-    const res = await this.send('GET', `/v1/nodes/${nodeId}/assignments`, undefined, await this.authHeader());
+    const res = await this.authed('GET', `/v1/nodes/${nodeId}/assignments`, undefined);
     return res.data as Assignment[];
   }
 
@@ -131,19 +160,13 @@ export class ControlPlaneClient {
   // was written in, which an earlier daemon may have done.
 
   async jobStarted(nodeId: string, jobId: string, body: JobStart, protocol?: number): Promise<boolean> {
-    const res = await this.send(
-      'POST',
-      `/v1/nodes/${nodeId}/jobs/${jobId}/start`,
-      body,
-      await this.authHeader(),
-      protocol,
-    );
+    const res = await this.authed('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/start`, body, protocol);
     return res.applied === true;
   }
 
   async jobReport(nodeId: string, jobId: string, body: JobReport, protocol?: number): Promise<void> {
     const path = `/v1/nodes/${nodeId}/jobs/${jobId}/report`;
-    await this.send('POST', path, body, await this.authHeader(), protocol);
+    await this.authed('POST', path, body, protocol);
   }
 
   async jobCheckpoint(
@@ -153,7 +176,7 @@ export class ControlPlaneClient {
     protocol?: number,
   ): Promise<void> {
     const path = `/v1/nodes/${nodeId}/jobs/${jobId}/checkpoints`;
-    await this.send('POST', path, body, await this.authHeader(), protocol);
+    await this.authed('POST', path, body, protocol);
   }
 
   async jobFinished(nodeId: string, jobId: string, finish: JobFinish, protocol?: number): Promise<boolean> {
@@ -163,22 +186,16 @@ export class ControlPlaneClient {
       ...finish,
       error: error === null ? null : error.replaceAll('\u0000', '\ufffd'),
     };
-    const res = await this.send(
-      'POST',
-      `/v1/nodes/${nodeId}/jobs/${jobId}/finish`,
-      body,
-      await this.authHeader(),
-      protocol,
-    );
+    const res = await this.authed('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/finish`, body, protocol);
     return res.applied === true;
   }
 
   /** The daemon is shutting down: the scheduler places nothing more on this node. */
   async drain(nodeId: string): Promise<void> {
-    await this.send('POST', `/v1/nodes/${nodeId}/drain`, undefined, await this.authHeader());
+    await this.authed('POST', `/v1/nodes/${nodeId}/drain`, undefined);
   }
 
   async heartbeat(nodeId: string, devices: { index: number; freeMemoryBytes: number }[]): Promise<void> {
-    await this.send('POST', `/v1/nodes/${nodeId}/heartbeat`, { devices }, await this.authHeader());
+    await this.authed('POST', `/v1/nodes/${nodeId}/heartbeat`, { devices });
   }
 }

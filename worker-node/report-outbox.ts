@@ -6,8 +6,9 @@
  * behind another's retries in memory. While the API is unreachable they wait, in order,
  * retried with backoff for as long as it takes; a daemon that stops with reports still pending
  * leaves them on disk and the next daemon sends them before it registers (registering requeues the
- * node's jobs, after which their reports would be refused). An answer that is final (4xx: the
- * control plane refused the report) removes the report too: sending it again cannot change that.
+ * node's jobs, after which their reports would be refused). An answer that is final (a 4xx but a
+ * 429 or a protocol version the control plane does not accept yet: it refused the report) removes
+ * the report too: sending it again cannot change that.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
