@@ -26,6 +26,7 @@ import { StageLoop } from './stage-loop.js';
 import { deviceShare, jobEngineFactory } from './rebalance-move.js';
 import { lengthenCompletions } from './long-completions.js';
 import { emulateDevices } from './emulated-devices.js';
+import { toWireNumber } from '../common/node-protocol/fields.js';
 import { LAPSED_EXIT_CODE, watchDaemon } from './supervision.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
@@ -155,7 +156,10 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
         attempt: start.attempt,
         task: start.spec.workflow.task,
       }),
-    report: (r) => void pending.push(send({ t: 'report', ...r })),
+    report: (r) =>
+      void pending.push(
+        send({ t: 'report', ...r, metrics: r.metrics.map((m) => ({ ...m, value: toWireNumber(m.value) })) }),
+      ),
     checkpointed: (c) => void pending.push(send({ t: 'checkpoint', ...c })),
     occupancy: (devices, bytes) =>
       void send({ t: 'occupancy', devices: devices.map((d) => Number(d.split('/').at(-1))), bytes }).catch(

@@ -3,9 +3,9 @@
  * cannot take the daemon or another job down). The child reports; the daemon forwards to the
  * control plane in order and sends control requests down.
  */
-import type { MetricPoint, StageProfileReport, SavedCheckpoint } from '../common/jobs/reports.js';
+import type { StageProfileReport, SavedCheckpoint } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
-import type { NodeJobEvent, NodeOutcome, Placement } from '../common/node-protocol/index.js';
+import type { NodeJobEvent, NodeOutcome, Placement, WireMetricPoint } from '../common/node-protocol/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
 
 export interface RunnerStart {
@@ -41,7 +41,8 @@ export type RunnerToDaemon =
   | { t: 'started'; resumedFromStep: number | null }
   | {
       t: 'report';
-      metrics: MetricPoint[];
+      /** Non-finite values by name: the channel is JSON, which writes NaN as null. */
+      metrics: WireMetricPoint[];
       profiles: StageProfileReport[];
       deviceSeconds: number;
       /** Decisions taken inside the placement (the reactive balancer's moves), sent on as job events. */

@@ -6,6 +6,7 @@ import { z } from '../../common/zod.js';
 import { errorCatalogue } from '../../common/errors.js';
 import { jobStatuses, waitReasons } from '../../common/job-status.js';
 import { jobSpecSchema } from '../../common/job-spec.js';
+import { wireNumber } from '../../common/node-protocol/fields.js';
 
 export const uuidParam = z.uuid();
 
@@ -211,7 +212,15 @@ export const metricsQuery = z.strictObject({
 });
 
 export const metricPointSchema = z
-  .object({ step: z.number().int(), name: z.string(), value: z.number(), createdAt: z.iso.datetime() })
+  .object({
+    step: z.number().int(),
+    name: z.string(),
+    value: wireNumber().openapi({
+      description:
+        'A number; one that is not finite (a diverged loss) as `"NaN"`, `"Infinity"` or `"-Infinity"`',
+    }),
+    createdAt: z.iso.datetime(),
+  })
   .openapi('MetricPoint');
 
 export const checkpointSchema = z

@@ -1,5 +1,6 @@
 /** A job's metric points, by step then name, filtered by name and a step range. */
 import type pg from 'pg';
+import { toWireNumber, type WireNumber } from '../../common/node-protocol/fields.js';
 
 export interface MetricFilter {
   name?: string | undefined;
@@ -11,7 +12,7 @@ export interface MetricFilter {
 export interface MetricPoint {
   step: number;
   name: string;
-  value: number;
+  value: WireNumber;
   createdAt: string;
 }
 
@@ -29,7 +30,7 @@ export async function listMetrics(pool: pg.Pool, jobId: string, f: MetricFilter)
   return rows.rows.map((m) => ({
     step: m.step,
     name: m.name,
-    value: m.value,
+    value: toWireNumber(m.value as number),
     createdAt: (m.created_at as Date).toISOString(),
   }));
 }

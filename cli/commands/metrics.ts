@@ -47,7 +47,8 @@ export function metricsCommand(program: Command, ctx: () => Context): void {
         const bySteps = new Map<number, Map<string, number>>();
         for (const m of data) {
           if (!bySteps.has(m.step)) bySteps.set(m.step, new Map());
-          bySteps.get(m.step)!.set(m.name, m.value);
+          // "NaN", "Infinity" and "-Infinity" (what JSON cannot write) read back as the numbers they name.
+          bySteps.get(m.step)!.set(m.name, Number(m.value));
         }
         const steps = [...bySteps.keys()].sort((a, b) => a - b);
         const shown = steps.slice(-opts.rows);
@@ -60,7 +61,7 @@ export function metricsCommand(program: Command, ctx: () => Context): void {
         );
         const reward = steps
           .map((s) => bySteps.get(s)!.get(REWARD))
-          .filter((v): v is number => v !== undefined);
+          .filter((v): v is number => v !== undefined && Number.isFinite(v));
         if (reward.length > 1) {
           const line = sparkly(buckets(reward, SPARK_WIDTH), { minimum: 0, maximum: 1 });
           console.log(`${REWARD} ${line}  ${fmt(reward[0])} → ${fmt(reward[reward.length - 1])}`);

@@ -10,6 +10,7 @@ import type {
   MetricPoint,
   SavedCheckpoint,
   StageProfileReport,
+  WireMetricPoint,
 } from '../node-protocol/index.js';
 import { checkpointModelKey } from '../storage/index.js';
 import { scaleTo, type DeviceTime } from '../node-protocol/device-time.js';
@@ -23,13 +24,14 @@ export type InRun = Pick<pg.ClientBase, 'query'>;
  * A step's metric is one row: a job resumed from a checkpoint re-runs the steps after it, and the
  * run that continued overwrites what the lost run had reported — never a second row.
  */
-export async function upsertMetrics(tx: InRun, jobId: string, points: MetricPoint[]): Promise<number> {
+export async function upsertMetrics(tx: InRun, jobId: string, points: WireMetricPoint[]): Promise<number> {
   if (!points.length) return 0;
   const r = await tx.query(
     `INSERT INTO metrics (job_id, step, name, value)
      SELECT $1, s, n, v FROM unnest($2::int[], $3::text[], $4::float8[]) AS t(s, n, v)
      ON CONFLICT (job_id, name, step) DO UPDATE SET value = EXCLUDED.value, created_at = now()`,
-    [jobId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => p.value)],
+    // float8 reads 'NaN', 'Infinity' and '-Infinity' as what they name.
+    [jobId, points.map((p) => p.step), points.map((p) => p.name), points.map((p) => String(p.value))],
   );
   return r.rowCount ?? 0;
 }

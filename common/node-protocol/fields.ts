@@ -23,6 +23,22 @@ export const seconds = () =>
     .min(0)
     .max(366 * 24 * 3600);
 
+/**
+ * What JSON cannot write: a number that is not finite travels as its name. A diverged run's loss is
+ * NaN, and JSON.stringify writes it as null, which a number field refuses (and the whole report
+ * with it: since node protocol 2 it is sent as `"NaN"`).
+ */
+export const nonFiniteNames = ['NaN', 'Infinity', '-Infinity'] as const;
+export type NonFiniteName = (typeof nonFiniteNames)[number];
+
+/** A measured value: any number, non-finite ones by name (`toWireNumber`). */
+export const wireNumber = () => z.union([z.number(), z.enum(nonFiniteNames)]);
+export type WireNumber = number | NonFiniteName;
+
+/** `v` as JSON can carry it. */
+export const toWireNumber = (v: number): WireNumber =>
+  Number.isFinite(v) ? v : (String(v) as NonFiniteName);
+
 /** PostgreSQL text and jsonb cannot hold NUL; refuse it rather than fail in the database. */
 export const noNul = (s: string) => !s.includes('\u0000');
 const NUL_MESSAGE = 'must not contain NUL characters';

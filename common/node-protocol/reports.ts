@@ -4,7 +4,7 @@
  * types. Each number is bounded to what its column holds.
  */
 import { z } from '../zod.js';
-import { anyText, byteCount, int4, metaSchema, seconds, text } from './fields.js';
+import { anyText, byteCount, int4, metaSchema, seconds, text, wireNumber } from './fields.js';
 import { stageDevicesSchema } from './placement.js';
 
 /**
@@ -57,9 +57,13 @@ export type JobStart = z.output<typeof jobStartSchema>;
 export const metricPointSchema = z.strictObject({
   step: int4(),
   name: text(128),
-  value: z.number(),
+  /** `"NaN"`, `"Infinity"` and `"-Infinity"` for what JSON cannot write (node protocol 2). */
+  value: wireNumber(),
 });
-export type MetricPoint = z.output<typeof metricPointSchema>;
+/** A metric point as it is sent: non-finite values by name. */
+export type WireMetricPoint = z.output<typeof metricPointSchema>;
+/** A metric point as a job process measures it. */
+export type MetricPoint = Omit<WireMetricPoint, 'value'> & { value: number };
 
 export const stageProfileSchema = z.strictObject({
   stage: text(64),

@@ -14,7 +14,7 @@
  * Messages the control plane sends (assignments, answers) only grow: daemons ignore what they do not read.
  */
 
-export const NODE_PROTOCOL_VERSION = 1;
+export const NODE_PROTOCOL_VERSION = 2;
 /** Raised only when no daemon can still hold a message of an older version. */
 export const OLDEST_NODE_PROTOCOL_VERSION = 1;
 export const NODE_PROTOCOL_HEADER = 'Timeshare-Node-Protocol';
@@ -29,7 +29,11 @@ export interface NodeMessageUpgrade {
 }
 
 /** One step per version after the oldest accepted, in order. */
-export const nodeMessageUpgrades: readonly NodeMessageUpgrade[] = [];
+export const nodeMessageUpgrades: readonly NodeMessageUpgrade[] = [
+  // 2: a metric's value may be "NaN", "Infinity" or "-Infinity" (version 1 sent what JSON wrote for
+  // them, null, and the report was refused whole). Only widened: a version 1 message is a version 2 one.
+  { to: 2, messages: {} },
+];
 
 /**
  * `body`, a `kind` message of version `from`, raised step by step to version `to` (the control

@@ -4,6 +4,9 @@
  * the versions from its oldest to its own, and refuses any other on every route a daemon calls with
  * `400 node_protocol_unsupported` before anything is applied. The daemon's client keeps a report
  * so refused (it is not the control plane's last word: it takes the report once upgraded).
+ *
+ * Version 2 sends a metric value JSON cannot write by name ("NaN", "Infinity", "-Infinity"): a
+ * diverged loss used to travel as null and its whole report was refused.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +17,7 @@ import {
   ControlPlaneError,
   isFinalAnswer,
 } from '../../worker-node/control-plane-client.js';
-import { startHarness, type Harness } from '../helpers/api-harness.js';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
 let apiKey: string;
@@ -33,7 +36,7 @@ before(async () => {
 after(() => h.close());
 
 /** What a placed job's run looks like to the node (no scheduler runs here). */
-async function placedJob(): Promise<{ jobId: string; queueSeq: number }> {
+async function placedJob(): Promise<{ jobId: string; queueSeq: number; tenant: TestTenant }> {
   const t = await h.createTenant(`t-${Date.now()}`);
   const jobId = (
     await t
@@ -61,7 +64,7 @@ async function placedJob(): Promise<{ jobId: string; queueSeq: number }> {
       }),
     ],
   );
-  return { jobId, queueSeq: r.rows[0].queue_seq as number };
+  return { jobId, queueSeq: r.rows[0].queue_seq as number, tenant: t };
 }
 
 test('every route a daemon calls refuses a protocol version it does not accept, and changes nothing', async () => {
@@ -141,4 +144,28 @@ test("the daemon's client names its version and keeps a report a control plane r
   assert.ok(bad instanceof ControlPlaneError);
   assert.equal(bad.code, 'invalid_request');
   assert.equal(isFinalAnswer(bad), true, 'a malformed report is still refused for good');
+});
+
+test('metric values that are not finite are kept and read back by name', async () => {
+  const { jobId, queueSeq, tenant } = await placedJob();
+  const client = new ControlPlaneClient(h.api.url, apiKey);
+  assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
+  const values = [0.25, 'NaN', 'Infinity', '-Infinity'] as const;
+  const names = ['reward_mean', 'loss', 'kl', 'clip_fraction'];
+  await client.jobReport(nodeId, jobId, {
+    queueSeq,
+    reportSeq: 1,
+    metrics: names.map((name, i) => ({ step: 3, name, value: values[i]! })),
+    profiles: [],
+    events: [],
+    deviceSeconds: 0,
+  });
+  const { data } = (await tenant.as(h.http.get(`/v1/jobs/${jobId}/metrics`)).expect(200)).body;
+  const got = Object.fromEntries(data.map((m: { name: string; value: unknown }) => [m.name, m.value]));
+  assert.deepEqual(got, { reward_mean: 0.25, loss: 'NaN', kl: 'Infinity', clip_fraction: '-Infinity' });
+  // What a version 1 daemon sent for them (JSON's null) is still refused, as before.
+  await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/report`))
+    .set(NODE_PROTOCOL_HEADER, '1')
+    .send({ queueSeq, reportSeq: 2, metrics: [{ step: 4, name: 'loss', value: null }] })
+    .expect(400);
 });

@@ -1098,7 +1098,8 @@ export interface components {
         MetricPoint: {
             step: number;
             name: string;
-            value: number;
+            /** @description A number; one that is not finite (a diverged loss) as `"NaN"`, `"Infinity"` or `"-Infinity"` */
+            value: number | ("NaN" | "Infinity" | "-Infinity");
             /** Format: date-time */
             createdAt: string;
         };
@@ -1368,7 +1369,7 @@ export interface components {
             metrics?: {
                 step: number;
                 name: string;
-                value: number;
+                value: number | ("NaN" | "Infinity" | "-Infinity");
             }[];
             /** @default [] */
             profiles?: {
@@ -4393,7 +4394,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path?: never;
@@ -4521,7 +4522,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -4759,7 +4760,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5208,7 +5209,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5322,7 +5323,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5450,7 +5451,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5578,7 +5579,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5708,7 +5709,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–1. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {

@@ -24,6 +24,8 @@ const CURVES = [
 function curves(points: MetricPoint[]) {
   const byName = new Map<string, { steps: number[]; values: number[] }>();
   for (const p of points) {
+    // A value that is not finite (a diverged loss, sent as "NaN") has no place on a chart.
+    if (typeof p.value !== 'number') continue;
     const c = byName.get(p.name) ?? { steps: [], values: [] };
     c.steps.push(p.step);
     c.values.push(p.value);
