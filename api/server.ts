@@ -22,6 +22,7 @@ export interface RunningApi {
   url: string;
   server: Server;
   deps: ApiDeps;
+  /** Closes the server and its connections; calling it again waits for the first call. */
   stop(): Promise<void>;
 }
 
@@ -60,17 +61,20 @@ export async function startApi(
   const addr = server.address() as AddressInfo;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${addr.port}`;
 
+  let stopped: Promise<void> | null = null;
+  const stop = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    deps.locks.close();
+    await events.close();
+    await redis.quit().catch(() => undefined);
+    await db.close();
+  };
   return {
     url,
     server,
     deps,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      deps.locks.close();
-      await events.close();
-      await redis.quit().catch(() => undefined);
-      await db.close();
-    },
+    // Once: a second call (a test's cleanup after it stopped the API itself) waits for the first.
+    stop: () => (stopped ??= stop()),
   };
 }
