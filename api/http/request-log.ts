@@ -16,6 +16,12 @@ declare module 'express-serve-static-core' {
 }
 
 const quiet = new Set(['/healthz', '/readyz', '/metrics']);
+/**
+ * What every daemon sends all the time (assignment polls, heartbeats, per-step reports): logged at
+ * debug when it succeeds, so that an idle `npm start` does not print a line a second and a busy
+ * one ten; a failure is still a warning or an error.
+ */
+const routine = /^\/v1\/nodes\/[^/]+\/(assignments|heartbeat|jobs\/[^/]+\/report)$/;
 
 /**
  * Gives the request its id (echoed as `X-Request-Id`) and logs one line when the response is sent.
@@ -34,7 +40,7 @@ export function beginRequest(
   const started = performance.now();
   res.on('finish', () => {
     const status = res.statusCode;
-    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : routine.test(path) ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     logger[level](
       { reqId: id, method: req.method, url: req.url, status, ms: +(performance.now() - started).toFixed(2) },
