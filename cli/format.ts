@@ -7,6 +7,10 @@ export function describeJob(j: Job): string[] {
   if (j.estimatedStartAt) lines.push(`  estimated start: ${j.estimatedStartAt}`);
   if (j.waitReason) lines.push(`  waiting for: ${j.waitReason}`);
   lines.push(`  pool ${j.pool}, priority ${j.priority}, attempts ${j.attempts}/${j.maxAttempts}`);
+  if (j.progress.step !== null) {
+    const finish = j.progress.estimatedFinishAt ? `, estimated finish ${j.progress.estimatedFinishAt}` : '';
+    lines.push(`  progress: step ${j.progress.step} of ${j.progress.steps}${finish}`);
+  }
   if (j.startedAt) lines.push(`  started: ${j.startedAt}`);
   if (j.finishedAt) lines.push(`  finished: ${j.finishedAt}`);
   if (j.error) lines.push(`  error: ${j.error}`);

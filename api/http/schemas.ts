@@ -164,6 +164,25 @@ export const jobSchema = z
           'When a queued job is predicted to start, from the last scheduling round; null when no round has ' +
           'looked at it yet or none can predict it (a pool without devices, a spent device-hour quota)',
       }),
+    progress: z
+      .object({
+        step: z.number().int().nullable().openapi({
+          description:
+            'The newest step its runs reported; a run resumed from a checkpoint goes on from its step. Null before any run started',
+        }),
+        steps: z.number().int().openapi({ description: 'The steps its spec asks for (`workflow.steps`)' }),
+        updatedAt: z.iso.datetime().nullable().openapi({ description: 'When `step` was reported' }),
+        estimatedFinishAt: z.iso
+          .datetime()
+          .nullable()
+          .openapi({
+            description:
+              'While running: when it reaches its last step at the pace of its current run so far (from its first ' +
+              'reported step, its start left out); null until the run has 3 steps behind it. A target reward or ' +
+              'accuracy can end it earlier',
+          }),
+      })
+      .openapi({ description: 'How far the job got, and while it runs when it is expected to finish' }),
     deviceSeconds: z.number(),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),

@@ -21,6 +21,32 @@ export interface JobRecord {
   updatedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  progress: ProgressRecord;
+}
+
+/** jobs.progress_step/progress_at and pace_step/pace_at (common/jobs/reports.ts `recordProgress`). */
+export interface ProgressRecord {
+  step: number | null;
+  at: Date | null;
+  paceStep: number | null;
+  paceAt: Date | null;
+}
+
+/** Steps of the current run needed before its pace is trusted for an estimate. */
+export const PACE_MIN_STEPS = 3;
+
+/**
+ * When a running job is expected to reach its last step at the pace of its current run so far (the
+ * run's first reported step to its newest: the start of the run, its engine build and warm-up, left
+ * out). Null until the run has `PACE_MIN_STEPS` steps behind it. The pace includes the time the job
+ * waits for devices it shares, and stopping early at a target reward or accuracy makes it earlier.
+ */
+export function estimateFinish(p: ProgressRecord, steps: number): Date | null {
+  if (p.step === null || p.at === null || p.paceStep === null || p.paceAt === null) return null;
+  const done = p.step - p.paceStep;
+  if (done < PACE_MIN_STEPS || p.step >= steps) return null;
+  const perStep = (p.at.getTime() - p.paceAt.getTime()) / done;
+  return new Date(p.at.getTime() + Math.round((steps - p.step) * perStep));
 }
 
 /** Maps a `RETURNING *` / `SELECT *` row of the jobs table. */
@@ -44,6 +70,12 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
     updatedAt: r.updated_at as Date,
     startedAt: (r.started_at as Date | null) ?? null,
     finishedAt: (r.finished_at as Date | null) ?? null,
+    progress: {
+      step: (r.progress_step as number | null) ?? null,
+      at: (r.progress_at as Date | null) ?? null,
+      paceStep: (r.pace_step as number | null) ?? null,
+      paceAt: (r.pace_at as Date | null) ?? null,
+    },
   };
 }
 
@@ -78,5 +110,12 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
     updatedAt: j.updatedAt.toISOString(),
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),
+    progress: {
+      step: j.progress.step,
+      steps: (j.spec as JobSpec).workflow.steps,
+      updatedAt: iso(j.progress.at),
+      estimatedFinishAt:
+        j.status === 'running' ? iso(estimateFinish(j.progress, (j.spec as JobSpec).workflow.steps)) : null,
+    },
   };
 }

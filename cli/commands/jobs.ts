@@ -58,19 +58,22 @@ export function jobCommands(program: Command, ctx: () => Context): void {
           j.id,
           j.name,
           j.status,
+          j.progress.step === null ? null : `${j.progress.step}/${j.progress.steps}`,
           j.queuePosition,
           j.estimatedStartAt,
           j.waitReason,
           j.createdAt,
         ]);
-        console.log(table(['id', 'name', 'status', 'queue', 'eta', 'waiting for', 'created'], rows));
+        console.log(table(['id', 'name', 'status', 'step', 'queue', 'eta', 'waiting for', 'created'], rows));
         if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
       });
     });
 
   jobs
     .command('get <id>')
-    .description('one job, with its queue position, ETA and wait reason while queued')
+    .description(
+      'one job: while queued its position, ETA and wait reason; its step, and while running its estimated finish',
+    )
     .action(async (id: string) => {
       const c = ctx();
       const job = await getJob(c, id);

@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { JobReport, Placement } from '../node-protocol/index.js';
 import { splitReport } from '../node-protocol/index.js';
 import { recordNodeEvents } from './node-events.js';
-import { insertProfiles, recordUsage, upsertMetrics } from './reports.js';
+import { insertProfiles, recordProgress, recordUsage, upsertMetrics } from './reports.js';
 
 export interface ReportResult {
   applied: boolean;
@@ -46,6 +46,7 @@ export async function applyJobReport(
       // Events first: a move that does not fit the placement refuses the whole report (400).
       eventIds = await recordNodeEvents(client, jobId, row.placement, report.events);
       await upsertMetrics(client, jobId, report.metrics);
+      await recordProgress(client, jobId, report.metrics);
       await insertProfiles(client, jobId, nodeId, report.profiles);
     }
     await recordUsage(

@@ -54,7 +54,9 @@ export function startJob(
     pool,
     `WITH j AS (
        UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
-                       run_started_at = now(), updated_at = now()
+                       run_started_at = now(), updated_at = now(),
+                       -- The run goes on from the step it resumed from (0: from the start).
+                       progress_step = coalesce($3::int, 0), progress_at = now(), pace_step = NULL, pace_at = NULL
         WHERE id = $1 AND node_id = $2 AND ${THIS_RUN('$4')} AND status = 'placed'
        RETURNING *
      ), e AS (

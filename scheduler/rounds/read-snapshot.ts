@@ -91,7 +91,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
     pool.query(
       `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, run_started_at, queued_at, preempt_requested_at,
-              preempt_reason, updated_at,
+              preempt_reason, updated_at, progress_step,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
     ),
@@ -139,7 +139,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     usage: byTenant.get(r.id) ?? {},
   }));
 
-  // Progress and profiles, one aggregate query each over the jobs that need them.
+  // Where queued jobs resume and the profiles, one aggregate query each over the jobs that need them.
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   const profiled = [...runningIds, ...resumedIds];
@@ -147,14 +147,8 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     .filter((r) => r.requeue_reason === 'preempted')
     .map((r) => r.id as string);
   const noticedIds = runningRows.rows.filter((r) => r.preempt_requested_at).map((r) => r.id as string);
-  const [progress, checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows, noticeRows] =
+  const [checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows, noticeRows] =
     await Promise.all([
-      runningIds.length
-        ? pool.query(
-            `SELECT job_id, max(step) AS step FROM metrics WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
-            [runningIds],
-          )
-        : { rows: [] },
       resumedIds.length
         ? pool.query(
             `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
@@ -322,7 +316,10 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
     stageSamples.set(r.job_id, list);
   }
   const stepsDone = new Map<string, number>();
-  for (const r of [...progress.rows, ...checkpointed.rows]) stepsDone.set(r.job_id, Number(r.step));
+  // A running job's step is on its row (each report moves it; a resumed run starts at its checkpoint's).
+  for (const r of runningRows.rows)
+    if (r.progress_step !== null) stepsDone.set(r.id, Number(r.progress_step));
+  for (const r of checkpointed.rows) stepsDone.set(r.job_id, Number(r.step));
   const profiles = new Map<string, ProfileSummary>();
   for (const r of profileRows.rows) {
     // The mean step from the steps past the warm-up once there are two of them (the first steps ran

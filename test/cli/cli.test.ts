@@ -81,6 +81,9 @@ test(
 
     const got = JSON.parse((await runCli(['--json', 'jobs', 'get', job.id], env)).stdout);
     assert.equal(got.status, 'succeeded');
+    // Its progress: the engine's real run reported each of its 4 steps.
+    assert.deepEqual([got.progress.step, got.progress.steps, got.progress.estimatedFinishAt], [4, 4, null]);
+    assert.match((await runCli(['jobs', 'get', job.id], env)).stdout, /progress: step 4 of 4\n/);
     const waited = await runCli(['jobs', 'wait', job.id], env);
     assert.equal(waited.code, 0, waited.stderr);
 

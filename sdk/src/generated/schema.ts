@@ -849,6 +849,23 @@ export interface components {
              * @description When a queued job is predicted to start, from the last scheduling round; null when no round has looked at it yet or none can predict it (a pool without devices, a spent device-hour quota)
              */
             estimatedStartAt: string | null;
+            /** @description How far the job got, and while it runs when it is expected to finish */
+            progress: {
+                /** @description The newest step its runs reported; a run resumed from a checkpoint goes on from its step. Null before any run started */
+                step: number | null;
+                /** @description The steps its spec asks for (`workflow.steps`) */
+                steps: number;
+                /**
+                 * Format: date-time
+                 * @description When `step` was reported
+                 */
+                updatedAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description While running: when it reaches its last step at the pace of its current run so far (from its first reported step, its start left out); null until the run has 3 steps behind it. A target reward or accuracy can end it earlier
+                 */
+                estimatedFinishAt: string | null;
+            };
             deviceSeconds: number;
             error: string | null;
             /** Format: date-time */

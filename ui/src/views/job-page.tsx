@@ -106,6 +106,14 @@ export function JobPage({ id }: { id: string }) {
           {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
         </Alert>
       )}
+      {j.progress.step !== null && (
+        <Text size="sm" data-testid="progress">
+          Step {j.progress.step} of {j.progress.steps}
+          {status === 'running' && j.progress.estimatedFinishAt
+            ? `; estimated finish ${ago(j.progress.estimatedFinishAt)}`
+            : ''}
+        </Text>
+      )}
       {j.error && <Alert color="red">{j.error}</Alert>}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {CURVES.map((c) => {

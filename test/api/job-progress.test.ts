@@ -1,0 +1,130 @@
+/**
+ * A job's `progress`: the newest step its runs reported, the steps its spec asks for, and while it
+ * runs an estimated finish at the pace of its current run (from the run's first reported step, so
+ * the start of the run does not count). A run resumed from a checkpoint goes on from its step.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type request from 'supertest';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+
+let h: Harness;
+let acme: TestTenant;
+let node: (r: request.Test) => request.Test;
+let nodeId: string;
+
+before(async () => {
+  h = await startHarness();
+  acme = await h.createTenant('acme');
+  const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'paced' }).expect(201);
+  const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
+  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
+  nodeId = (
+    await node(h.http.post('/v1/nodes/register'))
+      .send({
+        name: 'paced',
+        devices: [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }],
+      })
+      .expect(200)
+  ).body.id;
+  await h.api.deps.db.pool.query(
+    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
+     VALUES ('scheduler', 'job-progress-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
+  );
+});
+after(() => h.close());
+
+async function place(jobId: string): Promise<number> {
+  const placement = { nodeId, devices: [0], mode: 'temporal', stages: { generate: [0], train: [0] } };
+  const r = await h.api.deps.db.pool.query(
+    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now(),
+       placement = $3::jsonb WHERE id = $1 AND status = 'queued' RETURNING queue_seq`,
+    [jobId, nodeId, JSON.stringify({ ...placement, threadsPerDevice: 1, memoryBytes: 0 })],
+  );
+  return r.rows[0].queue_seq as number;
+}
+
+const post = (jobId: string, what: string, body: object) =>
+  node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${what}`))
+    .send(body)
+    .expect(200);
+const progressOf = async (jobId: string) =>
+  (await acme.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body.progress;
+const pause = () => new Promise((r) => setTimeout(r, 30));
+
+test('progress follows the reported steps, and a running job gets an estimated finish', async () => {
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'paced', workflow: { task: { name: 'addition' }, steps: 40 } })
+      .expect(201)
+  ).body.id as string;
+  assert.deepEqual(await progressOf(jobId), {
+    step: null,
+    steps: 40,
+    updatedAt: null,
+    estimatedFinishAt: null,
+  });
+
+  const run1 = await place(jobId);
+  await post(jobId, 'start', { queueSeq: run1 });
+  assert.equal((await progressOf(jobId)).step, 0);
+  let seq = 0;
+  const stepDone = async (queueSeq: number, step: number) => {
+    await pause();
+    await post(jobId, 'report', {
+      queueSeq,
+      reportSeq: ++seq,
+      metrics: [
+        { step, name: 'loss', value: 0.5 },
+        { step, name: 'reward_mean', value: 0.2 },
+      ],
+    });
+  };
+  for (const step of [1, 2, 3]) await stepDone(run1, step);
+  const three = await progressOf(jobId);
+  assert.equal(three.step, 3);
+  assert.equal(three.estimatedFinishAt, null, 'two steps of pace are not enough');
+  await stepDone(run1, 4);
+  // A report without metrics (device-seconds only) moves nothing.
+  await post(jobId, 'report', { queueSeq: run1, reportSeq: ++seq, deviceSeconds: 0.01 });
+  const four = await progressOf(jobId);
+  assert.equal(four.step, 4);
+  const pace = (
+    await h.api.deps.db.pool.query('SELECT progress_at, pace_step, pace_at FROM jobs WHERE id = $1', [jobId])
+  ).rows[0];
+  assert.equal(pace.pace_step, 1);
+  const perStep = (pace.progress_at.getTime() - pace.pace_at.getTime()) / 3;
+  assert.ok(perStep >= 30, `${perStep} ms a step`);
+  assert.equal(four.updatedAt, pace.progress_at.toISOString());
+  assert.equal(
+    four.estimatedFinishAt,
+    new Date(pace.progress_at.getTime() + Math.round(36 * perStep)).toISOString(),
+  );
+
+  // Preempted: back in the queue, it keeps its step and loses its estimate.
+  await post(jobId, 'finish', { queueSeq: run1, outcome: 'preempted' });
+  assert.deepEqual(await progressOf(jobId), { ...four, estimatedFinishAt: null });
+
+  // Resumed from its step-2 checkpoint: the new run goes on from there, its pace its own.
+  const run2 = await place(jobId);
+  await post(jobId, 'start', { queueSeq: run2, resumedFromStep: 2 });
+  const resumed = await progressOf(jobId);
+  assert.equal(resumed.step, 2);
+  assert.equal(resumed.estimatedFinishAt, null);
+  seq = 0;
+  for (const step of [3, 4, 5, 6]) await stepDone(run2, step);
+  const again = await progressOf(jobId);
+  assert.equal(again.step, 6);
+  assert.ok(again.estimatedFinishAt > again.updatedAt, JSON.stringify(again));
+
+  await post(jobId, 'finish', { queueSeq: run2, outcome: 'succeeded' });
+  const done = await progressOf(jobId);
+  assert.equal(done.step, 6);
+  assert.equal(done.estimatedFinishAt, null);
+  // Lists carry it too.
+  const listed = (await acme.as(h.http.get('/v1/jobs')).expect(200)).body.data.find(
+    (j: { id: string }) => j.id === jobId,
+  );
+  assert.deepEqual(listed.progress, done);
+});
