@@ -1,10 +1,14 @@
 /**
  * The Timeshare SDK: openapi-fetch's typed client over the generated `paths`, plus the glue every
- * caller needs — a bearer token (fixed, or asked for before each request so it can be refreshed)
- * and one error type carrying the API's `{error: {type, code, message, param}}`.
+ * caller needs — a bearer token (fixed, or asked for before each request so it can be refreshed),
+ * retries of what the API asks to be retried, and one error type carrying the API's
+ * `{error: {type, code, message, param}}`.
  */
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from './generated/schema.js';
+import { retryingFetch, type RetryOptions } from './retry.js';
+
+export type { RetryOptions } from './retry.js';
 
 export type { components, paths, operations } from './generated/schema.js';
 type Schemas = components['schemas'];
@@ -26,12 +30,18 @@ export interface ClientOptions {
   /** A token or admin key, or a function asked before every request (e.g. one that refreshes). */
   token?: string | (() => string | Promise<string>);
   fetch?: typeof globalThis.fetch;
+  /**
+   * Retries of what the API asks to be retried (sdk/src/retry.ts): a 429 after its Retry-After, and
+   * for requests safe to send twice a 502/503/504 or a failed connection. Default: 2 retries.
+   */
+  retry?: RetryOptions;
 }
 
 export function createTimeshareClient(options: ClientOptions): TimeshareClient {
+  const inner = options.fetch ?? globalThis.fetch;
   const client = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: retryingFetch((request) => inner(request), options.retry),
   });
   const { token } = options;
   if (token !== undefined) {
