@@ -15,6 +15,13 @@ export const finalStatuses = new Set(['succeeded', 'failed', 'cancelled']);
 const statusTime = (job: Job): string =>
   (finalStatuses.has(job.status) && job.finishedAt) || new Date().toISOString();
 
+/** `  step 12/40, estimated finish …` once a run reported a step. */
+const progressText = (job: Job): string => {
+  const p = job.progress;
+  if (p.step === null) return '';
+  return `  step ${p.step}/${p.steps}${p.estimatedFinishAt ? `, estimated finish ${p.estimatedFinishAt}` : ''}`;
+};
+
 async function getJob(ctx: Context, id: string): Promise<Job> {
   const client = await ctx.tenant();
   return unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } }));
@@ -92,7 +99,9 @@ export function jobCommands(program: Command, ctx: () => Context): void {
 
   jobs
     .command('wait <id>')
-    .description('wait until the job finishes; exits 0 if it succeeded, 1 otherwise')
+    .description(
+      'wait until the job finishes, printing its status and step as they change; exits 0 if it succeeded, 1 otherwise',
+    )
     .option('--interval <seconds>', 'poll period', (v) => Number(v), 2)
     .option('--timeout <seconds>', 'give up after this long (exit 2)', (v) => Number(v))
     .action(async (id: string, opts: { interval: number; timeout?: number }) => {
@@ -101,8 +110,10 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       let last = '';
       for (;;) {
         const job = await getJob(c, id);
-        if (!c.json && job.status !== last) console.error(`${statusTime(job)}  ${job.status}`);
-        last = job.status;
+        // A line when the status changes, and while it runs when its step does.
+        const now = `${job.status}${job.status === 'running' ? progressText(job) : ''}`;
+        if (!c.json && now !== last) console.error(`${statusTime(job)}  ${now}`);
+        last = now;
         if (finalStatuses.has(job.status)) {
           emit(c, job, () => console.log(describeJob(job).join('\n')));
           if (job.status !== 'succeeded') process.exitCode = 1;

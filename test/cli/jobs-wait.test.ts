@@ -58,3 +58,22 @@ test('jobs wait on a finished job prints when it finished, not when the wait ran
   assert.equal(f.code, 1, 'a job that did not succeed');
   assert.equal(f.stderr, `${failedAt}  failed\n`);
 });
+
+test("jobs wait prints a running job's step as it changes, with its estimated finish", async () => {
+  const job = await t
+    .as(h.http.post('/v1/jobs'))
+    .send({ name: 'underway', workflow: { task: { name: 'addition' }, steps: 20 } })
+    .expect(201);
+  const id = job.body.id as string;
+  // What the reports of a run at step 5 leave on the row, its pace from step 1, 4 s apart.
+  await h.api.deps.db.pool.query(
+    `UPDATE jobs SET status = 'running', started_at = now(), progress_step = 5, progress_at = now(),
+                     pace_step = 1, pace_at = now() - interval '4 seconds' WHERE id = $1`,
+    [id],
+  );
+  const r = await runCli(['jobs', 'wait', id, '--interval', '0.2', '--timeout', '1'], env);
+  assert.equal(r.code, 2, 'still running when the wait gave up');
+  const lines = r.stderr.trim().split('\n');
+  assert.match(lines[0]!, /^\S+ {2}running {2}step 5\/20, estimated finish \S+Z$/);
+  assert.equal(lines.filter((l) => / {2}running/.test(l)).length, 1, 'printed once: nothing changed');
+});
