@@ -45,9 +45,6 @@ export async function cancelJob(pool: pg.Pool, tenantId: string, jobId: string):
   if (!row) throw notFound('job');
   if (row.changed) {
     const changed = row.changed as Record<string, unknown>;
-    for (const k of ['created_at', 'updated_at', 'started_at', 'finished_at']) {
-      if (typeof changed[k] === 'string') changed[k] = new Date(changed[k] as string);
-    }
     return { job: jobFromRow(changed), eventId: String(row.event_id), previousStatus: row.previous_status };
   }
   const current = await pool.query('SELECT * FROM jobs WHERE id = $1', [jobId]);

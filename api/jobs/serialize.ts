@@ -49,7 +49,11 @@ export function estimateFinish(p: ProgressRecord, steps: number): Date | null {
   return new Date(p.at.getTime() + Math.round((steps - p.step) * perStep));
 }
 
-/** Maps a `RETURNING *` / `SELECT *` row of the jobs table. */
+/** A timestamp column as node-pg reads it (a Date), or as `row_to_json` writes it (a string). */
+const dateOf = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string);
+
+/** Maps a `RETURNING *` / `SELECT *` row of the jobs table, or its `row_to_json`. */
 export function jobFromRow(r: Record<string, unknown>): JobRecord {
   return {
     id: r.id as string,
@@ -66,15 +70,15 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
     waitReason: (r.wait_reason as string | null) ?? null,
     lastError: (r.last_error as string | null) ?? null,
     deviceSeconds: r.device_seconds as number,
-    createdAt: r.created_at as Date,
-    updatedAt: r.updated_at as Date,
-    startedAt: (r.started_at as Date | null) ?? null,
-    finishedAt: (r.finished_at as Date | null) ?? null,
+    createdAt: dateOf(r.created_at)!,
+    updatedAt: dateOf(r.updated_at)!,
+    startedAt: dateOf(r.started_at),
+    finishedAt: dateOf(r.finished_at),
     progress: {
       step: (r.progress_step as number | null) ?? null,
-      at: (r.progress_at as Date | null) ?? null,
+      at: dateOf(r.progress_at),
       paceStep: (r.pace_step as number | null) ?? null,
-      paceAt: (r.pace_at as Date | null) ?? null,
+      paceAt: dateOf(r.pace_at),
     },
   };
 }

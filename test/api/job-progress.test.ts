@@ -128,3 +128,20 @@ test('progress follows the reported steps, and a running job gets an estimated f
   );
   assert.deepEqual(listed.progress, done);
 });
+
+test('a running job cancelled answers with its progress (read back from row_to_json)', async () => {
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'stopped', workflow: { task: { name: 'addition' }, steps: 10 } })
+      .expect(201)
+  ).body.id as string;
+  const run = await place(jobId);
+  await post(jobId, 'start', { queueSeq: run, resumedFromStep: 3 });
+  const running = await progressOf(jobId);
+  const cancelled = (await acme.as(h.http.post(`/v1/jobs/${jobId}/cancel`)).expect(200)).body;
+  assert.equal(cancelled.status, 'cancelled');
+  assert.deepEqual(cancelled.progress, { ...running, estimatedFinishAt: null });
+  assert.equal(cancelled.progress.step, 3);
+  assert.equal(typeof cancelled.startedAt, 'string');
+});

@@ -70,6 +70,11 @@ test(
         timeout: 60_000,
       });
     assert.ok((await page.locator('[data-testid=events-table] tr').count()) >= 3, 'events listed');
+    // Its progress, refreshed with the job: a step past the first, of the spec's steps.
+    await page
+      .getByTestId('progress')
+      .filter({ hasText: /^Step [1-9]\d* of \d+/ })
+      .waitFor({ timeout: 30_000 });
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByTestId('download-checkpoint').first().click(),
