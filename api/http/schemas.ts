@@ -178,8 +178,9 @@ export const jobSchema = z
           .openapi({
             description:
               'While running: when it reaches its last step at the pace of its current run so far (from its first ' +
-              'reported step, its start left out); null until the run has 3 steps behind it. A target reward or ' +
-              'accuracy can end it earlier',
+              'reported step, its start left out); null until the run has 3 steps behind it. While queued: when the ' +
+              "scheduler's last round predicts its run to end (its estimated start and its remaining steps at its " +
+              "plan's pace). A target reward or accuracy can end it earlier",
           }),
       })
       .openapi({ description: 'How far the job got, and while it runs when it is expected to finish' }),

@@ -11,17 +11,27 @@ export interface QueueView {
   queuePosition: number;
   tenantQueuePosition: number;
   estimatedStartAt: string | null;
+  /** When its run is predicted to end (null: not predicted, or a view written before this field). */
+  estimatedFinishAt: string | null;
   waitReason: string;
   pool: string;
 }
 
 function parse(raw: string | null): QueueView | null {
   if (!raw) return null;
-  const v = JSON.parse(raw) as { p: number; tp: number; eta: number | null; r: string; pool: string };
+  const v = JSON.parse(raw) as {
+    p: number;
+    tp: number;
+    eta: number | null;
+    end?: number | null;
+    r: string;
+    pool: string;
+  };
   return {
     queuePosition: v.p,
     tenantQueuePosition: v.tp,
     estimatedStartAt: v.eta === null ? null : new Date(v.eta).toISOString(),
+    estimatedFinishAt: v.end === null || v.end === undefined ? null : new Date(v.end).toISOString(),
     waitReason: v.r,
     pool: v.pool,
   };

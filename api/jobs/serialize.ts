@@ -89,6 +89,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export interface QueueFacts {
   queuePosition: number;
   estimatedStartAt: string | null;
+  estimatedFinishAt: string | null;
   waitReason: string;
 }
 
@@ -118,8 +119,11 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
       step: j.progress.step,
       steps: (j.spec as JobSpec).workflow.steps,
       updatedAt: iso(j.progress.at),
+      // Running: at the pace of its run so far; queued: the scheduler's replay of the queue.
       estimatedFinishAt:
-        j.status === 'running' ? iso(estimateFinish(j.progress, (j.spec as JobSpec).workflow.steps)) : null,
+        j.status === 'running'
+          ? iso(estimateFinish(j.progress, (j.spec as JobSpec).workflow.steps))
+          : (q?.estimatedFinishAt ?? null),
     },
   };
 }

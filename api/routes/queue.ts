@@ -30,6 +30,9 @@ const pendingSchema = z
     queuePosition: z.number().int(),
     tenantQueuePosition: z.number().int(),
     estimatedStartAt: z.iso.datetime().nullable(),
+    estimatedFinishAt: z.iso.datetime().nullable().openapi({
+      description: 'When its run is predicted to end: from its estimated start, its remaining steps',
+    }),
     waitReason: z.enum(waitReasons),
     queuedAt: z.iso.datetime(),
   })
@@ -75,6 +78,7 @@ export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
             queuePosition: e.queuePosition,
             tenantQueuePosition: e.tenantQueuePosition,
             estimatedStartAt: e.estimatedStartAt,
+            estimatedFinishAt: e.estimatedFinishAt,
             waitReason: e.waitReason,
             queuedAt: row.queuedAt.toISOString(),
           };

@@ -200,6 +200,7 @@ export function estimateQueue(
     perTenant.set(w.job.tenantId, tenantPosition);
     const need = w.plan.devicesMin;
     let estimatedStartAt: number | null = null;
+    let estimatedEndAt: number | null = null;
     // A job its quota holds back starts no earlier than its tenant's jobs free the quota (`notBefore`;
     // Infinity: not foreseen, no estimate).
     const own = Number.isFinite(w.notBefore) ? free.earliest(need) : null;
@@ -214,6 +215,7 @@ export function estimateQueue(
           : null;
       if (joined) {
         estimatedStartAt = Math.round(joined.start);
+        estimatedEndAt = Math.round(joined.end);
         // Alone once its host ended: a job later in the queue may join it there.
         if (joined.aloneFrom !== null && loadOf(w.plan) <= roomFor) {
           const host = {
@@ -235,9 +237,18 @@ export function estimateQueue(
             from: start,
           });
         estimatedStartAt = Math.round(start);
+        estimatedEndAt = Math.round(end);
       }
     }
-    views.push({ jobId: w.job.id, pool, position, tenantPosition, waitReason: w.reason, estimatedStartAt });
+    views.push({
+      jobId: w.job.id,
+      pool,
+      position,
+      tenantPosition,
+      waitReason: w.reason,
+      estimatedStartAt,
+      estimatedEndAt,
+    });
   }
   return views;
 }

@@ -305,6 +305,11 @@ export interface QueueEntryView {
   waitReason: WaitReason;
   /** Estimated start (ms), or null when it cannot be estimated (no capacity at all). */
   estimatedStartAt: number | null;
+  /**
+   * Estimated end of its run (ms): from that start, its remaining steps at its plan's pace, slowed
+   * while it shares devices with a job it joins; null without a start.
+   */
+  estimatedEndAt: number | null;
 }
 
 export interface TenantShareView {

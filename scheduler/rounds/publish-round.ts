@@ -14,10 +14,11 @@ import type { Applied } from './apply-decisions.js';
 
 /** The queue view of one job as the API serves it (short keys: 10,000 of these per round). */
 export interface QueueViewEntry {
-  /** position in its pool, position among its tenant's jobs, estimated start (ms) or null, reason. */
+  /** position in its pool, position among its tenant's jobs, estimated start and end (ms) or null, reason. */
   p: number;
   tp: number;
   eta: number | null;
+  end: number | null;
   r: string;
   pool: string;
   at: number;
@@ -48,6 +49,7 @@ export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, 
       p: q.position,
       tp: q.tenantPosition,
       eta: q.estimatedStartAt,
+      end: q.estimatedEndAt,
       r: q.waitReason,
       pool: q.pool,
       at: now,

@@ -6,6 +6,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type request from 'supertest';
+import { kueueLikePolicy } from '../../scheduler/core/policy.js';
+import { schedule } from '../../scheduler/core/schedule.js';
+import { writeViews } from '../../scheduler/rounds/publish-round.js';
+import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -144,4 +148,38 @@ test('a running job cancelled answers with its progress (read back from row_to_j
   assert.deepEqual(cancelled.progress, { ...running, estimatedFinishAt: null });
   assert.equal(cancelled.progress.step, 3);
   assert.equal(typeof cancelled.startedAt, 'string');
+});
+
+test("a queued job's estimated finish is the scheduler's: its estimated start and its run", async () => {
+  const submit = async (name: string) =>
+    (
+      await acme
+        .as(h.http.post('/v1/jobs'))
+        .send({ name, workflow: { task: { name: 'addition' }, steps: 30 } })
+        .expect(201)
+    ).body.id as string;
+  const holder = await submit('holder');
+  const run = await place(holder);
+  await post(holder, 'start', { queueSeq: run });
+  const waiting = await submit('waiting');
+  // One round, as the scheduler runs it, without time-sharing: the waiting job waits for the device.
+  const read = await readSnapshot(h.api.deps.db.pool, 10_000);
+  await writeViews(
+    h.api.deps.redis,
+    h.api.deps.names,
+    schedule(read.snapshot, kueueLikePolicy, read.now),
+    read.now,
+  );
+  const job = (await acme.as(h.http.get(`/v1/jobs/${waiting}`)).expect(200)).body;
+  assert.equal(job.status, 'queued');
+  assert.ok(job.estimatedStartAt, JSON.stringify(job));
+  assert.ok(
+    Date.parse(job.progress.estimatedFinishAt) > Date.parse(job.estimatedStartAt),
+    JSON.stringify(job.progress),
+  );
+  const queue = (await h.admin(h.http.get('/v1/pools/default/queue')).expect(200)).body.data;
+  const entry = queue.find((e: { jobId: string }) => e.jobId === waiting);
+  assert.equal(entry.estimatedFinishAt, job.progress.estimatedFinishAt);
+  await acme.as(h.http.post(`/v1/jobs/${holder}/cancel`)).expect(200);
+  await acme.as(h.http.post(`/v1/jobs/${waiting}/cancel`)).expect(200);
 });

@@ -295,7 +295,9 @@ describe('schedule(): quotas and order', () => {
     const q2 = view(d, 'q2')!;
     assert.deepEqual([q1.position, q2.position, q1.tenantPosition, q2.tenantPosition], [1, 2, 1, 2]);
     assert.equal(q1.estimatedStartAt, T0 + 10 * 10_000, 'when r finishes its 10 remaining steps');
-    assert.ok(q2.estimatedStartAt! > q1.estimatedStartAt!);
+    assert.equal(q1.estimatedEndAt, q1.estimatedStartAt! + 100 * 10_000, 'its own 100 steps of 10 s');
+    assert.equal(q2.estimatedStartAt, q1.estimatedEndAt, 'the device is next free when q1 ends');
+    assert.equal(q2.estimatedEndAt, q2.estimatedStartAt! + 100 * 10_000);
   });
 
   it("estimates a preemptor's start when its victims' grace ends, not when they would have finished", () => {

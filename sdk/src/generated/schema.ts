@@ -862,7 +862,7 @@ export interface components {
                 updatedAt: string | null;
                 /**
                  * Format: date-time
-                 * @description While running: when it reaches its last step at the pace of its current run so far (from its first reported step, its start left out); null until the run has 3 steps behind it. A target reward or accuracy can end it earlier
+                 * @description While running: when it reaches its last step at the pace of its current run so far (from its first reported step, its start left out); null until the run has 3 steps behind it. While queued: when the scheduler's last round predicts its run to end (its estimated start and its remaining steps at its plan's pace). A target reward or accuracy can end it earlier
                  */
                 estimatedFinishAt: string | null;
             };
@@ -1266,6 +1266,11 @@ export interface components {
             tenantQueuePosition: number;
             /** Format: date-time */
             estimatedStartAt: string | null;
+            /**
+             * Format: date-time
+             * @description When its run is predicted to end: from its estimated start, its remaining steps
+             */
+            estimatedFinishAt: string | null;
             /** @enum {string} */
             waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted";
             /** Format: date-time */
