@@ -7,10 +7,10 @@ export function describeJob(j: Job): string[] {
   if (j.estimatedStartAt) lines.push(`  estimated start: ${j.estimatedStartAt}`);
   if (j.waitReason) lines.push(`  waiting for: ${j.waitReason}`);
   lines.push(`  pool ${j.pool}, priority ${j.priority}, attempts ${j.attempts}/${j.maxAttempts}`);
-  if (j.progress.step !== null) {
-    const finish = j.progress.estimatedFinishAt ? `, estimated finish ${j.progress.estimatedFinishAt}` : '';
+  const finish = j.progress.estimatedFinishAt ? `, estimated finish ${j.progress.estimatedFinishAt}` : '';
+  if (j.progress.step !== null)
     lines.push(`  progress: step ${j.progress.step} of ${j.progress.steps}${finish}`);
-  }
+  else if (finish) lines.push(`  progress: ${j.progress.steps} steps to run${finish}`);
   if (j.startedAt) lines.push(`  started: ${j.startedAt}`);
   if (j.finishedAt) lines.push(`  finished: ${j.finishedAt}`);
   if (j.error) lines.push(`  error: ${j.error}`);

@@ -103,6 +103,7 @@ export function JobPage({ id }: { id: string }) {
         <Alert color="gray" data-testid="queue-info">
           Position {j.queuePosition ?? '?'} in the queue; estimated start{' '}
           {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
+          {j.progress.estimatedFinishAt ? `, finish ${ago(j.progress.estimatedFinishAt)}` : ''}
           {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
         </Alert>
       )}
