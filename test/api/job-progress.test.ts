@@ -5,48 +5,26 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type request from 'supertest';
 import { kueueLikePolicy } from '../../scheduler/core/policy.js';
 import { schedule } from '../../scheduler/core/schedule.js';
 import { writeViews } from '../../scheduler/rounds/publish-round.js';
 import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
 let h: Harness;
 let acme: TestTenant;
-let node: (r: request.Test) => request.Test;
+let node: TestNode['as'];
 let nodeId: string;
 
 before(async () => {
   h = await startHarness();
   acme = await h.createTenant('acme');
-  const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'paced' }).expect(201);
-  const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
-  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
-  nodeId = (
-    await node(h.http.post('/v1/nodes/register'))
-      .send({
-        name: 'paced',
-        devices: [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }],
-      })
-      .expect(200)
-  ).body.id;
-  await h.api.deps.db.pool.query(
-    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
-     VALUES ('scheduler', 'job-progress-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
-  );
+  ({ as: node, id: nodeId } = await registerTestNode(h, 'paced'));
 });
 after(() => h.close());
 
-async function place(jobId: string): Promise<number> {
-  const placement = { nodeId, devices: [0], mode: 'temporal', stages: { generate: [0], train: [0] } };
-  const r = await h.api.deps.db.pool.query(
-    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now(),
-       placement = $3::jsonb WHERE id = $1 AND status = 'queued' RETURNING queue_seq`,
-    [jobId, nodeId, JSON.stringify({ ...placement, threadsPerDevice: 1, memoryBytes: 0 })],
-  );
-  return r.rows[0].queue_seq as number;
-}
+const place = (jobId: string) => placeOnNode(h, nodeId, jobId);
 
 const post = (jobId: string, what: string, body: object) =>
   node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${what}`))

@@ -18,6 +18,7 @@ import {
 } from '../../worker-node/control-plane-client.js';
 import { startHarness, type Harness } from '../helpers/api-harness.js';
 import { freePort } from '../helpers/processes.js';
+import { placeOnNode } from '../helpers/test-node.js';
 
 let h: Harness;
 let client: ControlPlaneClient;
@@ -41,18 +42,7 @@ async function runningJob(): Promise<{ jobId: string; queueSeq: number }> {
       .send({ name: 'throttled', workflow: { task: { name: 'addition' } } })
       .expect(201)
   ).body.id as string;
-  const pool = h.api.deps.db.pool;
-  await pool.query(
-    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
-     VALUES ('scheduler', 'node-client-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
-  );
-  const placement = { nodeId, devices: [0], mode: 'temporal', stages: { generate: [0], train: [0] } };
-  const r = await pool.query(
-    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now(),
-       placement = $3::jsonb WHERE id = $1 RETURNING queue_seq`,
-    [jobId, nodeId, JSON.stringify({ ...placement, threadsPerDevice: 1, memoryBytes: 0 })],
-  );
-  const queueSeq = r.rows[0].queue_seq as number;
+  const queueSeq = await placeOnNode(h, nodeId, jobId);
   assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
   return { jobId, queueSeq };
 }

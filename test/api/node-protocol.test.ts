@@ -18,53 +18,30 @@ import {
   isFinalAnswer,
 } from '../../worker-node/control-plane-client.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { oneDevice, placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
 let h: Harness;
 let apiKey: string;
-let node: (r: request.Test) => request.Test;
+let node: TestNode['as'];
 let nodeId: string;
-const devices = [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }];
+const devices = oneDevice;
 
 before(async () => {
   h = await startHarness();
-  apiKey = (await h.admin(h.http.post('/v1/node-keys')).send({ name: 'versioned' }).expect(201)).body.apiKey;
-  const tok = await h.http.post('/v1/auth/token').send({ apiKey }).expect(200);
-  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
-  nodeId = (await node(h.http.post('/v1/nodes/register')).send({ name: 'versioned', devices }).expect(200))
-    .body.id;
+  ({ as: node, id: nodeId, apiKey } = await registerTestNode(h, 'versioned'));
 });
 after(() => h.close());
 
-/** What a placed job's run looks like to the node (no scheduler runs here). */
+/** A job of a new tenant's, placed on the node (no scheduler runs here). */
 async function placedJob(): Promise<{ jobId: string; queueSeq: number; tenant: TestTenant }> {
-  const t = await h.createTenant(`t-${Date.now()}`);
+  const tenant = await h.createTenant();
   const jobId = (
-    await t
+    await tenant
       .as(h.http.post('/v1/jobs'))
       .send({ name: 'versioned', workflow: { task: { name: 'addition' } } })
       .expect(201)
   ).body.id as string;
-  await h.api.deps.db.pool.query(
-    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
-     VALUES ('scheduler', 'node-protocol-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
-  );
-  const r = await h.api.deps.db.pool.query(
-    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now(),
-       placement = $3::jsonb WHERE id = $1 RETURNING queue_seq`,
-    [
-      jobId,
-      nodeId,
-      JSON.stringify({
-        nodeId,
-        devices: [0],
-        mode: 'temporal',
-        stages: { generate: [0], train: [0] },
-        threadsPerDevice: 1,
-        memoryBytes: 0,
-      }),
-    ],
-  );
-  return { jobId, queueSeq: r.rows[0].queue_seq as number, tenant: t };
+  return { jobId, queueSeq: await placeOnNode(h, nodeId, jobId), tenant };
 }
 
 test('every route a daemon calls refuses a protocol version it does not accept, and changes nothing', async () => {

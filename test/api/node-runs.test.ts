@@ -9,58 +9,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type request from 'supertest';
 import { requeueJob } from '../../common/jobs/transitions.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
-
-type As = (r: request.Test) => request.Test;
+import { placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
 let h: Harness;
 let acme: TestTenant;
-let node: As;
+let node: TestNode['as'];
 let nodeId: string;
 
 before(async () => {
   h = await startHarness();
   acme = await h.createTenant('acme');
-  const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'runs-node' }).expect(201);
-  const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
-  node = (r) => r.set('Authorization', `Bearer ${tok.body.token}`);
-  nodeId = (
-    await node(h.http.post('/v1/nodes/register'))
-      .send({
-        name: 'runs-node',
-        devices: [{ index: 0, kind: 'cpu-virtual', memoryBytes: 1e9, freeMemoryBytes: 1e9 }],
-      })
-      .expect(200)
-  ).body.id;
-  await h.api.deps.db.pool.query(
-    `INSERT INTO scheduler_leases (name, holder, epoch, expires_at)
-     VALUES ('scheduler', 'node-runs-test', 1, now() + interval '1 hour') ON CONFLICT (name) DO NOTHING`,
-  );
+  ({ as: node, id: nodeId } = await registerTestNode(h, 'runs-node'));
 });
 after(() => h.close());
 
-/** What the scheduler leader writes when it places the job on the node (no scheduler runs here). */
-async function place(jobId: string): Promise<number> {
-  const r = await h.api.deps.db.pool.query(
-    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now() - interval '1 hour',
-       placement = $3::jsonb WHERE id = $1 AND status = 'queued' RETURNING queue_seq`,
-    [
-      jobId,
-      nodeId,
-      JSON.stringify({
-        nodeId,
-        devices: [0],
-        mode: 'temporal',
-        stages: { generate: [0], train: [0] },
-        threadsPerDevice: 1,
-        memoryBytes: 0,
-      }),
-    ],
-  );
-  return r.rows[0].queue_seq as number;
-}
+const place = (jobId: string) => placeOnNode(h, nodeId, jobId);
 
 const post = (jobId: string, what: string, body: object) =>
   node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${what}`))
