@@ -51,11 +51,13 @@ const outbox = new ReportOutbox({
     }
   },
   isFinal: isFinalAnswer,
+  onDropped: (r) => metrics.dropped(r.kind),
   logger,
 });
 
 const metrics = createWorkerMetrics(config.TIMESHARE_POOL);
 metrics.setDevices(devices.length);
+metrics.countOutbox(() => outbox.pending);
 
 async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);

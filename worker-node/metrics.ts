@@ -93,6 +93,22 @@ export function createWorkerMetrics(pool: string) {
     registers: [registry],
   });
 
+  let outboxNow = () => 0;
+  new client.Gauge({
+    name: 'timeshare_worker_outbox_reports',
+    help: "Job reports waiting in this node's outbox for the control plane (unreachable, throttling, or older than the report)",
+    registers: [registry],
+    collect() {
+      this.set(outboxNow());
+    },
+  });
+  const dropped = new client.Counter({
+    name: 'timeshare_worker_reports_dropped_total',
+    help: 'Job reports the control plane refused for good (4xx), by kind: start, report, checkpoint, finish',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+
   /** Counts one IPC message from a job process. */
   function observe(m: RunnerToDaemon): void {
     if (m.t === 'report') {
@@ -127,6 +143,11 @@ export function createWorkerMetrics(pool: string) {
       runningNow = fn;
     },
     setDevices: (n: number) => devices.set(n),
+    /** Where the outbox gauge reads its value at scrape time. */
+    countOutbox: (fn: () => number) => {
+      outboxNow = fn;
+    },
+    dropped: (kind: 'start' | 'report' | 'checkpoint' | 'finish') => dropped.inc({ kind }),
   };
 }
 

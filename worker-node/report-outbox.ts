@@ -40,6 +40,8 @@ export interface OutboxOptions {
   /** Whether a failed send is the control plane's final answer (drop it) rather than a transient failure. */
   isFinal: (err: unknown) => boolean;
   logger: Logger;
+  /** Told of each report dropped because the control plane refused it for good. */
+  onDropped?: (r: OutboxReport, err: unknown) => void;
   /** Retry delays, ms: doubling from the first up to the last. */
   backoffMs?: { first: number; max: number };
 }
@@ -161,6 +163,7 @@ export class ReportOutbox {
           { err: String(err), jobId: head.report.jobId, kind: head.report.kind },
           'control plane refused a report',
         );
+        this.opts.onDropped?.(head.report, err);
       }
       delay = first;
       await fs.rm(head.file, { force: true });

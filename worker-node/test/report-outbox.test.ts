@@ -68,6 +68,7 @@ test('reports wait on disk while the API is unreachable and the next daemon send
 test('a refused report is dropped and does not hold back the next', async () => {
   const dir = freshDir();
   const sent: string[] = [];
+  const dropped: string[] = [];
   const outbox = new ReportOutbox({
     dir,
     send: async (r) => {
@@ -75,6 +76,7 @@ test('a refused report is dropped and does not hold back the next', async () => 
       sent.push(r.jobId);
     },
     isFinal: () => true,
+    onDropped: (r) => dropped.push(`${r.kind} ${r.jobId}`),
     logger,
   });
   await outbox.open();
@@ -82,6 +84,7 @@ test('a refused report is dropped and does not hold back the next', async () => 
   await outbox.put(finish('kept'));
   assert.equal(await outbox.idle(5000), 0);
   assert.deepEqual(sent, ['kept']);
+  assert.deepEqual(dropped, ['finish gone'], 'counted where an operator sees it');
   assert.deepEqual(readdirSync(dir), []);
   outbox.close();
 });

@@ -36,6 +36,8 @@ const profile = (stage: string, seconds: number, tokens: number, computeSeconds:
 test('the daemon counts what its job processes report, labelled by pool and stage only', async () => {
   const m = createWorkerMetrics('cpu');
   m.countRunning(() => 3);
+  m.countOutbox(() => 5);
+  m.dropped('checkpoint');
   m.observe({
     t: 'report',
     metrics: [],
@@ -72,6 +74,11 @@ test('the daemon counts what its job processes report, labelled by pool and stag
   assert.equal(state('idle')?.toFixed(3), '0.070');
   assert.equal(sample(text, 'timeshare_worker_jobs_running', { pool: 'cpu' }), 3);
   assert.equal(sample(text, 'timeshare_worker_job_runs_total', { pool: 'cpu', outcome: 'succeeded' }), 1);
+  assert.equal(sample(text, 'timeshare_worker_outbox_reports', { pool: 'cpu' }), 5);
+  assert.equal(
+    sample(text, 'timeshare_worker_reports_dropped_total', { pool: 'cpu', kind: 'checkpoint' }),
+    1,
+  );
   assert.doesNotMatch(text, /job_?id=/i);
 });
 
