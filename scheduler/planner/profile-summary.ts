@@ -44,6 +44,13 @@ export const WARMUP_STEPS = 2;
  * job no longer runs keeps its last window, so the fit still sees more than one device count.
  */
 export const PROFILE_WINDOW_STEPS = 16;
+/**
+ * The round reads a job's profiles of its last this many steps only (rounds/read-snapshot.ts): a
+ * read of every step a long job ever ran grew with its history, 0.85 s a round at 200 running jobs
+ * of 500 steps and 14 s at 1,000 of 1,000 (docs/scheduler.md). Its mean step and busy share come
+ * from these steps, and a stage shape it has not run within them is no longer fitted.
+ */
+export const PROFILE_HISTORY_STEPS = 64;
 /** Calls slower than this many times the median (a first step's cold caches, a checkpoint) are not the stage's cost. */
 export const OUTLIER_FACTOR = 3;
 

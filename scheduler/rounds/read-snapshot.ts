@@ -24,7 +24,12 @@ import {
   type ReplanInput,
   type ReplanKind,
 } from '../planner/replan.js';
-import { OUTLIER_FACTOR, PROFILE_WINDOW_STEPS, WARMUP_STEPS } from '../planner/profile-summary.js';
+import {
+  OUTLIER_FACTOR,
+  PROFILE_HISTORY_STEPS,
+  PROFILE_WINDOW_STEPS,
+  WARMUP_STEPS,
+} from '../planner/profile-summary.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -72,6 +77,20 @@ export interface SnapshotRead {
   /** The database's clock at the read (ms): the round's `now`. */
   now: number;
 }
+
+/**
+ * The jobs ($1) whose profiles a query reads, each from the step after `lo`: the last $3 steps it
+ * profiled (PROFILE_HISTORY_STEPS), read per job as a range of stage_profiles (job_id, step). The
+ * fences keep it that way: without them PostgreSQL merged the range into a scan of every row of
+ * every job (767 ms at 200 jobs of 500 steps) and asked `cut` once per row. `cut`: the job has
+ * profiles before the range, so its warm-up steps are not among them.
+ */
+const HISTORY = `h AS MATERIALIZED (
+  SELECT i.job_id, m.hi - $3::int AS lo,
+         EXISTS (SELECT 1 FROM stage_profiles o WHERE o.job_id = i.job_id AND o.step <= m.hi - $3::int) AS cut
+    FROM unnest($1::uuid[]) AS i(job_id)
+    CROSS JOIN LATERAL (SELECT max(step) AS hi FROM stage_profiles p WHERE p.job_id = i.job_id) m
+)`;
 
 export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): Promise<SnapshotRead> {
   const [clock, nodeRows, tenantRows, usageRows, runningRows, queuedRows] = await Promise.all([
@@ -157,9 +176,9 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         : { rows: [] },
       profiled.length
         ? pool.query(
-            `WITH sp AS (
-               SELECT *, step >= min(step) OVER (PARTITION BY job_id) + $2 AS settled
-                 FROM stage_profiles WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL
+            `WITH ${HISTORY}, sp AS (
+               SELECT sp.*, h.cut OR sp.step >= min(sp.step) OVER (PARTITION BY sp.job_id) + $2 AS settled
+                 FROM h CROSS JOIN LATERAL (SELECT * FROM stage_profiles p WHERE p.job_id = h.job_id AND p.step > h.lo OFFSET 0) sp
              )
              SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
                   sum(sp.onload_seconds + sp.offload_seconds)::float8 AS switching,
@@ -177,7 +196,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                                    - min(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at))::float8 AS since_span
              FROM sp JOIN jobs j ON j.id = sp.job_id
             GROUP BY sp.job_id`,
-            [profiled, WARMUP_STEPS],
+            [profiled, WARMUP_STEPS, PROFILE_HISTORY_STEPS],
           )
         : { rows: [] },
       // The cost model's samples per stage and shape: means of the calls within 3× the median
@@ -186,15 +205,14 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       // `stageSamples` does the same).
       profiled.length
         ? pool.query(
-            `WITH r AS (
-             SELECT job_id, stage, batch, devices, step,
+            `WITH ${HISTORY.replaceAll('$3', '$5')}, r AS (
+             SELECT sp.job_id, stage, batch, devices, step,
                     greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
                     onload_seconds + offload_seconds AS switching, occupancy,
                     coalesce(partial_tail, 0) > 0 AS partial,
-                    min(step) OVER (PARTITION BY job_id) AS first
-               FROM stage_profiles
-              WHERE job_id = ANY($1::uuid[]) AND step IS NOT NULL AND stage IN ('generate', 'train')
-                AND batch > 0 AND devices > 0
+                    CASE WHEN h.cut THEN -2147483648 ELSE min(step) OVER (PARTITION BY sp.job_id) END AS first
+               FROM h CROSS JOIN LATERAL (SELECT * FROM stage_profiles p WHERE p.job_id = h.job_id AND p.step > h.lo OFFSET 0) sp
+              WHERE stage IN ('generate', 'train') AND batch > 0 AND devices > 0
            ), w AS (
              -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS); each
              -- shape is fitted from its most recent steps (PROFILE_WINDOW_STEPS).
@@ -215,7 +233,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
                   avg(p.occupancy) FILTER (WHERE p.compute <= $2 * m.mc)::float8 AS occupancy
              FROM p JOIN m USING (job_id, stage, batch, devices, partial)
             GROUP BY p.job_id, p.stage, p.batch, p.devices, p.partial`,
-            [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS],
+            [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS, PROFILE_HISTORY_STEPS],
           )
         : { rows: [] },
       // Re-planning: each running job's latest decision.
