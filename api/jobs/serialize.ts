@@ -24,7 +24,7 @@ export interface JobRecord {
   progress: ProgressRecord;
 }
 
-/** jobs.progress_step/progress_at and pace_step/pace_at (common/jobs/reports.ts `recordProgress`). */
+/** jobs.progress_step/progress_at and pace_step/pace_at (moved by each report: common/jobs/job-report.ts). */
 export interface ProgressRecord {
   step: number | null;
   at: Date | null;

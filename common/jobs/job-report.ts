@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { JobReport, Placement } from '../node-protocol/index.js';
 import { splitReport } from '../node-protocol/index.js';
 import { recordNodeEvents } from './node-events.js';
-import { insertProfiles, recordProgress, recordUsage, upsertMetrics } from './reports.js';
+import { insertProfiles, recordUsage, upsertMetrics } from './reports.js';
 
 export interface ReportResult {
   applied: boolean;
@@ -46,7 +46,6 @@ export async function applyJobReport(
       // Events first: a move that does not fit the placement refuses the whole report (400).
       eventIds = await recordNodeEvents(client, jobId, row.placement, report.events);
       await upsertMetrics(client, jobId, report.metrics);
-      await recordProgress(client, jobId, report.metrics);
       await insertProfiles(client, jobId, nodeId, report.profiles);
     }
     await recordUsage(
@@ -55,10 +54,19 @@ export async function applyJobReport(
       report.deviceSeconds,
       splitReport(report.profiles, report.deviceSeconds),
     );
-    await client.query(`UPDATE jobs SET reported_run = queue_seq, reported_seq = $2 WHERE id = $1`, [
-      jobId,
-      report.reportSeq,
-    ]);
+    // One write of the row per report: its number in the run and, for a live run's metrics, the job's
+    // progress — the newest step reported, and the run's first with its time, which gives the run's
+    // pace with its start (engine build, warm-up, first onload) left out (api/jobs/serialize.ts).
+    const step =
+      live && report.metrics.length ? report.metrics.reduce((m, p) => Math.max(m, p.step), 0) : null;
+    await client.query(
+      `UPDATE jobs SET reported_run = queue_seq, reported_seq = $2,
+              progress_step = CASE WHEN $3::int IS NULL THEN progress_step ELSE GREATEST(coalesce(progress_step, 0), $3) END,
+              progress_at = CASE WHEN $3::int > coalesce(progress_step, -1) THEN now() ELSE progress_at END,
+              pace_step = coalesce(pace_step, $3), pace_at = CASE WHEN $3::int IS NULL THEN pace_at ELSE coalesce(pace_at, now()) END
+        WHERE id = $1`,
+      [jobId, report.reportSeq, step],
+    );
     await client.query('COMMIT');
     return { applied: live || (report.metrics.length === 0 && report.events.length === 0), eventIds };
   } catch (err) {

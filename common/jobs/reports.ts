@@ -36,22 +36,6 @@ export async function upsertMetrics(tx: InRun, jobId: string, points: WireMetric
   return r.rowCount ?? 0;
 }
 
-/**
- * The newest step a run reported (its metrics' steps), and the first one of the run with its time:
- * the pace from there leaves out the run's start (engine build, warm-up, the first onload).
- */
-export async function recordProgress(tx: InRun, jobId: string, points: WireMetricPoint[]): Promise<void> {
-  if (!points.length) return;
-  const step = points.reduce((m, p) => Math.max(m, p.step), 0);
-  await tx.query(
-    `UPDATE jobs SET progress_step = GREATEST(coalesce(progress_step, 0), $2),
-                     progress_at = CASE WHEN $2 > coalesce(progress_step, -1) THEN now() ELSE progress_at END,
-                     pace_step = coalesce(pace_step, $2), pace_at = coalesce(pace_at, now())
-      WHERE id = $1`,
-    [jobId, step],
-  );
-}
-
 export async function insertProfiles(
   tx: InRun,
   jobId: string,

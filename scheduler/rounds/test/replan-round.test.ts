@@ -43,7 +43,7 @@ async function runningJob(done: number): Promise<string> {
               ($1, $2, 'train', $3::int, 0.406, 512, 2, 0.003, 0.003, now() - interval '5 minutes' + $3::int * interval '0.5 s')`,
       [id, nodeId, step],
     );
-  // What its reports left on the row (common/jobs/reports.ts recordProgress).
+  // What its reports left on the row (common/jobs/job-report.ts).
   if (done > 0) await pool.query(`UPDATE jobs SET progress_step = $2 WHERE id = $1`, [id, done]);
   return id;
 }
