@@ -15,8 +15,16 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * Settings of every session: PostgreSQL's JIT off. Our statements are short, and its cost estimate
+ * for per-job probes (a lateral index range for each of 1,000 jobs) crossed the JIT threshold: it
+ * compiled for 63 ms a query that ran in 6, and a round's snapshot read at 1,000 running jobs took
+ * 170–225 ms with it and 80–104 ms without (scheduler/bench/history.bench.ts).
+ */
+export const SESSION_OPTIONS = '-c jit=off';
+
 export function connectDatabase(url: string, poolSize = 16): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: SESSION_OPTIONS });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Requests see their own errors.
   });

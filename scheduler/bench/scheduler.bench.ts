@@ -9,6 +9,7 @@
  *      identical database in the same run: placements per second, side by side.
  */
 import pg from 'pg';
+import { SESSION_OPTIONS } from '../../common/db.js';
 import { createTestDatabase, dropIdleTemplates } from '../../test/helpers/database.js';
 import { percentile } from '../../test/bench/stats.js';
 import { defaultPolicy } from '../core/policy.js';
@@ -80,8 +81,8 @@ async function main(): Promise<void> {
 
   const size: Size = { nodes: 512, devicesPerNode: 8, tenants: 100, queued: 10_000, busyShare: 0 };
   const [dbA, dbB] = [await createTestDatabase(), await createTestDatabase()];
-  const poolA = new pg.Pool({ connectionString: dbA.url, max: 4 });
-  const poolB = new pg.Pool({ connectionString: dbB.url, max: 4 });
+  const poolA = new pg.Pool({ connectionString: dbA.url, max: 4, options: SESSION_OPTIONS });
+  const poolB = new pg.Pool({ connectionString: dbB.url, max: 4, options: SESSION_OPTIONS });
   // The databases are dropped WITH (FORCE) at the end; a connection still closing may be terminated.
   for (const p of [poolA, poolB]) p.on('error', () => undefined);
   try {

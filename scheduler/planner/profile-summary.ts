@@ -24,12 +24,16 @@ export interface ProfileRow {
 /** Whether a row's call stopped early for partial rollouts: such calls are a shape of their own. */
 const stoppedEarly = (r: ProfileRow) => (r.partialTail ?? 0) > 0;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
+/** Typed arrays sort numerically without a comparator: the round computes these for every job. */
+const median = (xs: ArrayLike<number>) => {
+  const s = new Float64Array(xs.length);
+  for (let i = 0; i < xs.length; i++) s[i] = xs[i]!;
+  s.sort();
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
+/** The stages the cost model fits (two: stageSamples keys its shapes by which one). */
 export const MODELLED_STAGES = new Set(['generate', 'train']);
 /**
  * A job's first profiled steps are its warm-up (first onload, allocations, caches): on this engine
@@ -58,44 +62,84 @@ export const OUTLIER_FACTOR = 3;
  * The mean of the values within OUTLIER_FACTOR × their median: a job's mean step is what it will
  * take, periodic evaluation included, but not a one-off stall.
  */
-export function trimmedMean(xs: number[]): number {
-  const cut = OUTLIER_FACTOR * median(xs);
-  const kept = xs.filter((x) => x <= cut);
-  return kept.length ? kept.reduce((a, b) => a + b, 0) / kept.length : median(xs);
+export function trimmedMean(xs: ArrayLike<number>): number {
+  return trimmedMeanAbout(xs, median(xs));
+}
+
+function trimmedMeanAbout(xs: ArrayLike<number>, mid: number): number {
+  const cut = OUTLIER_FACTOR * mid;
+  let sum = 0;
+  let kept = 0;
+  for (let i = 0; i < xs.length; i++)
+    if (xs[i]! <= cut) {
+      sum += xs[i]!;
+      kept++;
+    }
+  return kept ? sum / kept : mid;
 }
 
 const computeOf = (r: ProfileRow) => Math.max(0, r.seconds - r.onloadSeconds - r.offloadSeconds);
 
-export function stageSamples(rows: readonly ProfileRow[]): StageSample[] {
-  const groups = new Map<string, ProfileRow[]>();
-  const first = Math.min(...rows.map((r) => r.step ?? Infinity));
+/**
+ * `earlierSteps`: the rows are a job's recent steps only and it ran steps before them, so its
+ * warm-up steps are not among them.
+ */
+export function stageSamples(rows: readonly ProfileRow[], earlierSteps = false): StageSample[] {
+  // Grouped by shape: stage, batch, devices, and whether the call stopped early (a number for a
+  // key: building a string key per row took most of the function's time).
+  const groups = new Map<number, ProfileRow[]>();
+  let first = -Infinity;
+  if (!earlierSteps) {
+    first = Infinity;
+    for (const r of rows) if (r.step !== null && r.step < first) first = r.step;
+  }
   for (const r of rows) {
     if (r.step === null || r.step < first + WARMUP_STEPS) continue;
     if (!MODELLED_STAGES.has(r.stage) || r.batch <= 0 || r.devices <= 0) continue;
-    const key = `${r.stage}|${r.batch}|${r.devices}|${stoppedEarly(r)}`;
-    const g = groups.get(key) ?? [];
-    g.push(r);
-    groups.set(key, g);
+    const key =
+      ((r.batch * 65_536 + r.devices) * 2 + (stoppedEarly(r) ? 1 : 0)) * 2 + (r.stage === 'train' ? 1 : 0);
+    const g = groups.get(key);
+    if (g) g.push(r);
+    else groups.set(key, [r]);
   }
   return [...groups.values()].map((all) => {
-    const recent = [...new Set(all.map((r) => r.step!))].sort((a, b) => b - a).slice(0, PROFILE_WINDOW_STEPS);
-    const from = recent[recent.length - 1]!;
+    // The shape's most recent PROFILE_WINDOW_STEPS distinct steps.
+    const steps = new Float64Array(all.length);
+    for (let i = 0; i < all.length; i++) steps[i] = all[i]!.step!;
+    steps.sort();
+    let from = steps[steps.length - 1]!;
+    for (let i = steps.length - 1, distinct = 0; i >= 0 && distinct < PROFILE_WINDOW_STEPS; i--)
+      if (i === steps.length - 1 || steps[i] !== steps[i + 1]) {
+        distinct++;
+        from = steps[i]!;
+      }
     const g = all.filter((r) => r.step! >= from);
+    const compute = new Float64Array(g.length);
+    const switching = new Float64Array(g.length);
+    for (let i = 0; i < g.length; i++) {
+      compute[i] = computeOf(g[i]!);
+      switching[i] = g[i]!.onloadSeconds + g[i]!.offloadSeconds;
+    }
+    const mid = median(compute);
     // Occupancy of the calls the compute mean keeps (within OUTLIER_FACTOR × the median).
-    const cut = OUTLIER_FACTOR * median(g.map(computeOf));
-    const occupancies = g
-      .filter((r) => computeOf(r) <= cut)
-      .flatMap((r) => (r.occupancy === null || r.occupancy === undefined ? [] : [r.occupancy]));
+    const cut = OUTLIER_FACTOR * mid;
+    let occupancy = 0;
+    let occupancies = 0;
+    for (let i = 0; i < g.length; i++) {
+      const o = g[i]!.occupancy;
+      if (compute[i]! <= cut && o !== null && o !== undefined) {
+        occupancy += o;
+        occupancies++;
+      }
+    }
     return {
       stage: g[0]!.stage,
       batch: g[0]!.batch,
       devices: g[0]!.devices,
-      computeSeconds: trimmedMean(g.map(computeOf)),
-      switchSeconds: trimmedMean(g.map((r) => r.onloadSeconds + r.offloadSeconds)),
+      computeSeconds: trimmedMeanAbout(compute, mid),
+      switchSeconds: trimmedMean(switching),
       count: g.length,
-      ...(occupancies.length
-        ? { occupancy: occupancies.reduce((a, b) => a + b, 0) / occupancies.length }
-        : {}),
+      ...(occupancies ? { occupancy: occupancy / occupancies } : {}),
       ...(stoppedEarly(g[0]!) ? { partial: true } : {}),
     };
   });

@@ -1,14 +1,13 @@
 /**
  * Reads what a round decides on with a few set-based queries (never one per job): live nodes and
  * their devices, tenants with quotas and decayed usage, jobs holding devices, every queued job, and
- * per-job aggregates of progress and stage profiles.
+ * the recent stage profiles of the jobs that have run (profile-cache.ts).
  */
 import type pg from 'pg';
 import { modelParameters } from '../planner/plan-job.js';
 import type {
   NodeDevices,
   NodeState,
-  ProfileSummary,
   QueuedJob,
   RunningJob,
   Snapshot,
@@ -17,19 +16,13 @@ import type {
 } from '../core/types.js';
 import { planJob } from '../planner/plan-job.js';
 import { MOVE_REASONS, movesElsewhere, preemptedForOf } from '../core/preempt.js';
-import type { StageSample } from '../planner/cost-model.js';
 import {
   decisionEventTypes,
   replanEventTypes,
   type ReplanInput,
   type ReplanKind,
 } from '../planner/replan.js';
-import {
-  OUTLIER_FACTOR,
-  PROFILE_HISTORY_STEPS,
-  PROFILE_WINDOW_STEPS,
-  WARMUP_STEPS,
-} from '../planner/profile-summary.js';
+import { ProfileCache } from './profile-cache.js';
 
 interface WorkflowJson {
   mode?: Workload['mode'];
@@ -79,20 +72,14 @@ export interface SnapshotRead {
 }
 
 /**
- * The jobs ($1) whose profiles a query reads, each from the step after `lo`: the last $3 steps it
- * profiled (PROFILE_HISTORY_STEPS), read per job as a range of stage_profiles (job_id, step). The
- * fences keep it that way: without them PostgreSQL merged the range into a scan of every row of
- * every job (767 ms at 200 jobs of 500 steps) and asked `cut` once per row. `cut`: the job has
- * profiles before the range, so its warm-up steps are not among them.
+ * `profiles`: the leader's cache of its jobs' recent profiles, kept between rounds; without one
+ * every profiled job's window is read whole.
  */
-const HISTORY = `h AS MATERIALIZED (
-  SELECT i.job_id, m.hi - $3::int AS lo,
-         EXISTS (SELECT 1 FROM stage_profiles o WHERE o.job_id = i.job_id AND o.step <= m.hi - $3::int) AS cut
-    FROM unnest($1::uuid[]) AS i(job_id)
-    CROSS JOIN LATERAL (SELECT max(step) AS hi FROM stage_profiles p WHERE p.job_id = i.job_id) m
-)`;
-
-export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): Promise<SnapshotRead> {
+export async function readSnapshot(
+  pool: pg.Pool,
+  heartbeatTimeoutMs: number,
+  profiles: ProfileCache = new ProfileCache(),
+): Promise<SnapshotRead> {
   const [clock, nodeRows, tenantRows, usageRows, runningRows, queuedRows] = await Promise.all([
     pool.query(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now`),
     pool.query(
@@ -161,12 +148,19 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
   // Where queued jobs resume and the profiles, one aggregate query each over the jobs that need them.
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
-  const profiled = [...runningIds, ...resumedIds];
+  // Running jobs with when they were placed (their steps since measure a move), then resumed ones.
+  const profiled = new Map<string, number | null>([
+    ...runningRows.rows.map((r): [string, number | null] => [
+      r.id,
+      r.placed_at ? new Date(r.placed_at).getTime() : null,
+    ]),
+    ...resumedIds.map((id): [string, null] => [id, null]),
+  ]);
   const preemptedIds = queuedRows.rows
     .filter((r) => r.requeue_reason === 'preempted')
     .map((r) => r.id as string);
   const noticedIds = runningRows.rows.filter((r) => r.preempt_requested_at).map((r) => r.id as string);
-  const [checkpointed, profileRows, stageRows, replanRows, fittedRows, returnRows, noticeRows] =
+  const [checkpointed, histories, replanRows, fittedRows, returnRows, noticeRows] =
     await Promise.all([
       resumedIds.length
         ? pool.query(
@@ -174,68 +168,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
             [resumedIds],
           )
         : { rows: [] },
-      profiled.length
-        ? pool.query(
-            `WITH ${HISTORY}, sp AS (
-               SELECT sp.*, h.cut OR sp.step >= min(sp.step) OVER (PARTITION BY sp.job_id) + $2 AS settled
-                 FROM h CROSS JOIN LATERAL (SELECT * FROM stage_profiles p WHERE p.job_id = h.job_id AND p.step > h.lo OFFSET 0) sp
-             )
-             SELECT sp.job_id, count(DISTINCT sp.step)::int AS steps, sum(sp.seconds)::float8 AS busy,
-                  sum(sp.onload_seconds + sp.offload_seconds)::float8 AS switching,
-                  max(sp.peak_bytes)::float8 AS peak,
-                  extract(epoch from max(sp.created_at) - min(sp.created_at))::float8 AS span,
-                  -- Past the warm-up steps (WARMUP_STEPS), once there are two: the job's pace.
-                  count(DISTINCT sp.step) FILTER (WHERE sp.settled)::int AS settled_steps,
-                  sum(sp.seconds) FILTER (WHERE sp.settled)::float8 AS settled_busy,
-                  sum(sp.onload_seconds + sp.offload_seconds) FILTER (WHERE sp.settled)::float8 AS settled_switching,
-                  extract(epoch from max(sp.created_at) FILTER (WHERE sp.settled)
-                                   - min(sp.created_at) FILTER (WHERE sp.settled))::float8 AS settled_span,
-                  -- Since the current placement (re-planning measures a move's gain from these).
-                  count(DISTINCT sp.step) FILTER (WHERE sp.created_at >= j.placed_at)::int AS since_steps,
-                  extract(epoch from max(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at)
-                                   - min(sp.created_at) FILTER (WHERE sp.created_at >= j.placed_at))::float8 AS since_span
-             FROM sp JOIN jobs j ON j.id = sp.job_id
-            GROUP BY sp.job_id`,
-            [profiled, WARMUP_STEPS, PROFILE_HISTORY_STEPS],
-          )
-        : { rows: [] },
-      // The cost model's samples per stage and shape: means of the calls within 3× the median
-      // (profile-summary.ts `trimmedMean`), so periodic evaluation counts and one-off stalls do not,
-      // over each shape's most recent steps; the job's warm-up steps left out (profile-summary.ts
-      // `stageSamples` does the same).
-      profiled.length
-        ? pool.query(
-            `WITH ${HISTORY.replaceAll('$3', '$5')}, r AS (
-             SELECT sp.job_id, stage, batch, devices, step,
-                    greatest(0, seconds - onload_seconds - offload_seconds) AS compute,
-                    onload_seconds + offload_seconds AS switching, occupancy,
-                    coalesce(partial_tail, 0) > 0 AS partial,
-                    CASE WHEN h.cut THEN -2147483648 ELSE min(step) OVER (PARTITION BY sp.job_id) END AS first
-               FROM h CROSS JOIN LATERAL (SELECT * FROM stage_profiles p WHERE p.job_id = h.job_id AND p.step > h.lo OFFSET 0) sp
-              WHERE stage IN ('generate', 'train') AND batch > 0 AND devices > 0
-           ), w AS (
-             -- A job's first profiled steps are its warm-up, not its pace (WARMUP_STEPS); each
-             -- shape is fitted from its most recent steps (PROFILE_WINDOW_STEPS).
-             SELECT job_id, stage, batch, devices, partial, compute, switching, occupancy,
-                    dense_rank() OVER (PARTITION BY job_id, stage, batch, devices, partial ORDER BY step DESC) AS recent
-               FROM r WHERE step >= first + $3
-           ), p AS (
-             SELECT job_id, stage, batch, devices, partial, compute, switching, occupancy FROM w WHERE recent <= $4
-           ), m AS (
-             SELECT job_id, stage, batch, devices, partial,
-                    percentile_cont(0.5) WITHIN GROUP (ORDER BY compute) AS mc,
-                    percentile_cont(0.5) WITHIN GROUP (ORDER BY switching) AS ms
-               FROM p GROUP BY job_id, stage, batch, devices, partial
-           )
-           SELECT p.job_id, p.stage, p.batch, p.devices, p.partial, count(*)::int AS n,
-                  coalesce(avg(p.compute) FILTER (WHERE p.compute <= $2 * m.mc), max(m.mc))::float8 AS compute,
-                  coalesce(avg(p.switching) FILTER (WHERE p.switching <= $2 * m.ms), max(m.ms))::float8 AS switching,
-                  avg(p.occupancy) FILTER (WHERE p.compute <= $2 * m.mc)::float8 AS occupancy
-             FROM p JOIN m USING (job_id, stage, batch, devices, partial)
-            GROUP BY p.job_id, p.stage, p.batch, p.devices, p.partial`,
-            [profiled, OUTLIER_FACTOR, WARMUP_STEPS, PROFILE_WINDOW_STEPS, PROFILE_HISTORY_STEPS],
-          )
-        : { rows: [] },
+      profiles.read(pool, profiled),
       // Re-planning: each running job's latest decision.
       runningIds.length
         ? pool.query(
@@ -314,53 +247,16 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       predictedStepSeconds: Number(r.data?.predictedStepSeconds ?? 0),
       beforeStepSeconds: Number(r.data?.beforeStepSeconds ?? 0),
     });
-  const sincePlaced = new Map<string, NonNullable<ReplanInput['sincePlaced']>>();
-  for (const r of profileRows.rows)
-    if (r.since_steps >= 2)
-      sincePlaced.set(r.job_id, { steps: r.since_steps, stepSeconds: r.since_span / (r.since_steps - 1) });
-  const stageSamples = new Map<string, StageSample[]>();
-  for (const r of stageRows.rows) {
-    const list = stageSamples.get(r.job_id) ?? [];
-    list.push({
-      stage: r.stage,
-      batch: r.batch,
-      devices: r.devices,
-      computeSeconds: r.compute,
-      switchSeconds: r.switching,
-      count: r.n,
-      ...(r.occupancy === null ? {} : { occupancy: r.occupancy }),
-      ...(r.partial ? { partial: true } : {}),
-    });
-    stageSamples.set(r.job_id, list);
-  }
   const stepsDone = new Map<string, number>();
   // A running job's step is on its row (each report moves it; a resumed run starts at its checkpoint's).
   for (const r of runningRows.rows)
     if (r.progress_step !== null) stepsDone.set(r.id, Number(r.progress_step));
   for (const r of checkpointed.rows) stepsDone.set(r.job_id, Number(r.step));
-  const profiles = new Map<string, ProfileSummary>();
-  for (const r of profileRows.rows) {
-    // The mean step from the steps past the warm-up once there are two of them (the first steps ran
-    // 1.5–2.5× the job's later pace); `samples` still counts every profiled step.
-    const settled = (r.settled_steps as number) >= 2;
-    const steps = settled ? (r.settled_steps as number) : Math.max(1, r.steps as number);
-    const busy = ((settled ? r.settled_busy : r.busy) as number) / steps;
-    const span = (settled ? r.settled_span : r.span) as number;
-    profiles.set(r.job_id, {
-      stepSeconds: steps > 1 ? Math.max(busy, span / (steps - 1)) : busy / 0.8,
-      busySeconds: busy,
-      switchSeconds: ((settled ? r.settled_switching : r.switching) as number) / steps,
-      peakBytes: r.peak as number,
-      samples: Math.max(0, (r.steps as number) - WARMUP_STEPS),
-      stages: stageSamples.get(r.job_id) ?? [],
-    });
-  }
-
   const running: RunningJob[] = runningRows.rows.map((r) => {
     const wf = (r.wf ?? {}) as WorkflowJson;
     const res = (r.res ?? {}) as ResourcesJson;
     const devices = ((r.placement?.devices as number[] | undefined) ?? []).slice();
-    const profile = profiles.get(r.id) ?? null;
+    const profile = histories.get(r.id)?.profile ?? null;
     // The split it runs at: the placement's stage map, which the worker's reactive balancer may
     // have changed since (the API records a `job.rebalanced` move in the placement).
     const stages = r.placement?.stages as { generate?: number[]; train?: number[] } | undefined;
@@ -405,7 +301,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
         profile,
         threadsPerDevice: (r.placement?.threadsPerDevice as number | undefined) ?? 1,
         last: lastReplan.get(r.id) ?? null,
-        sincePlaced: sincePlaced.get(r.id) ?? null,
+        sincePlaced: histories.get(r.id)?.sincePlaced ?? null,
         fitted: fitted.has(r.id),
       },
     };
@@ -433,7 +329,7 @@ export async function readSnapshot(pool: pg.Pool, heartbeatTimeoutMs: number): P
       // (preempted, drained, lost contact) are not the job's.
       attempts: r.attempts - (r.interruptions ?? 0),
       requeueReason: r.requeue_reason,
-      profile: profiles.get(r.id) ?? null,
+      profile: histories.get(r.id)?.profile ?? null,
       returnTo: returnTo.get(r.id) ?? null,
       returnFor: returnFor.get(r.id) ?? null,
       preemptedFor: preemptedFor.get(r.id) ?? null,

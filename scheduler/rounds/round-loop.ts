@@ -20,6 +20,7 @@ import { applyDecisions, DeposedError, type UsageWrite } from './apply-decisions
 import { acquireLease, releaseLease } from './leader.js';
 import { publishRound } from './publish-round.js';
 import { readSnapshot, type SnapshotRead } from './read-snapshot.js';
+import { ProfileCache } from './profile-cache.js';
 
 export interface RoundLoopOptions {
   holder: string;
@@ -55,6 +56,8 @@ export function startRoundLoop(deps: {
   let closed = false;
   let leaseCheckedAt = 0;
   let usageWrittenAt = 0;
+  // The leader's copy of its jobs' recent profiles, fed by new rows each round; a new term starts empty.
+  let profiles = new ProfileCache();
 
   async function holdLease(): Promise<boolean> {
     // Renew at a third of the lease, so one slow round cannot let it lapse.
@@ -64,6 +67,7 @@ export function startRoundLoop(deps: {
     if (!l) {
       if (stats.epoch !== null) logger.warn({ epoch: stats.epoch }, 'lost the scheduler lease');
       stats.epoch = null;
+      profiles = new ProfileCache();
       return false;
     }
     if (l.epoch !== stats.epoch) logger.info({ epoch: l.epoch, holder: options.holder }, 'scheduler leader');
@@ -101,7 +105,7 @@ export function startRoundLoop(deps: {
   async function round(): Promise<void> {
     if (!(await holdLease())) return;
     const started = performance.now();
-    const read = await readSnapshot(pool, options.heartbeatTimeoutMs);
+    const read = await readSnapshot(pool, options.heartbeatTimeoutMs, profiles);
     const d = schedule(read.snapshot, options.policy, read.now);
     const reasons = d.queue
       .filter((q) => read.storedReasons.get(q.jobId) !== q.waitReason)

@@ -1,6 +1,6 @@
-// The cost model's samples as the round reads them from PostgreSQL are the ones profile-summary.ts
-// computes from the same rows (the two homes of one rule): warm-up left out, calls past 3× the
-// median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps;
+// The cost model's samples as the round reads them from PostgreSQL (through the leader's profile
+// cache) are the ones profile-summary.ts computes from the same rows: warm-up left out, calls past 3×
+// the median left out, and each stage shape fitted from its most recent PROFILE_WINDOW_STEPS steps;
 // generation's slot occupancy averaged over the calls the mean keeps; calls stopped early for partial
 // rollouts a shape of their own.
 import assert from 'node:assert/strict';
