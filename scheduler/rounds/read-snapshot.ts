@@ -160,40 +160,39 @@ export async function readSnapshot(
     .filter((r) => r.requeue_reason === 'preempted')
     .map((r) => r.id as string);
   const noticedIds = runningRows.rows.filter((r) => r.preempt_requested_at).map((r) => r.id as string);
-  const [checkpointed, histories, replanRows, fittedRows, returnRows, noticeRows] =
-    await Promise.all([
-      resumedIds.length
-        ? pool.query(
-            `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
-            [resumedIds],
-          )
-        : { rows: [] },
-      profiles.read(pool, profiled),
-      // Re-planning: each running job's latest decision.
-      runningIds.length
-        ? pool.query(
-            `SELECT DISTINCT ON (job_id) job_id, type, data,
+  const [checkpointed, histories, replanRows, fittedRows, returnRows, noticeRows] = await Promise.all([
+    resumedIds.length
+      ? pool.query(
+          `SELECT job_id, max(step) AS step FROM checkpoints WHERE job_id = ANY($1::uuid[]) GROUP BY job_id`,
+          [resumedIds],
+        )
+      : { rows: [] },
+    profiles.read(pool, profiled),
+    // Re-planning: each running job's latest decision.
+    runningIds.length
+      ? pool.query(
+          `SELECT DISTINCT ON (job_id) job_id, type, data,
                   (extract(epoch from created_at) * 1000)::float8 AS at
              FROM job_events
             WHERE job_id = ANY($1::uuid[]) AND type = ANY($2::text[])
             ORDER BY job_id, id DESC`,
-            [runningIds, decisionEventTypes],
-          )
-        : { rows: [] },
-      // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
-      runningIds.length
-        ? pool.query(
-            `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
+          [runningIds, decisionEventTypes],
+        )
+      : { rows: [] },
+    // Jobs whose prediction for their current placement is recorded already (`job.plan_fitted`).
+    runningIds.length
+      ? pool.query(
+          `SELECT DISTINCT e.job_id FROM job_events e JOIN jobs j ON j.id = e.job_id
             WHERE e.job_id = ANY($1::uuid[]) AND e.type = $2 AND e.created_at >= j.placed_at`,
-            [runningIds, replanEventTypes.fitted],
-          )
-        : { rows: [] },
-      // Jobs that left their devices to change plan in place get the devices of their last
-      // placement back; jobs moved elsewhere get those chosen for them (their notice's `moveTo`); for
-      // the others, the job their preemption made room for.
-      preemptedIds.length
-        ? pool.query(
-            `SELECT j.id, pe.data->>'reason' AS reason,
+          [runningIds, replanEventTypes.fitted],
+        )
+      : { rows: [] },
+    // Jobs that left their devices to change plan in place get the devices of their last
+    // placement back; jobs moved elsewhere get those chosen for them (their notice's `moveTo`); for
+    // the others, the job their preemption made room for.
+    preemptedIds.length
+      ? pool.query(
+          `SELECT j.id, pe.data->>'reason' AS reason,
                     CASE WHEN pe.data->>'reason' = 'replan' THEN pl.data->'placement'
                          WHEN pe.data->>'reason' = ANY($2::text[]) THEN pg.data->'moveTo' END AS placement,
                     CASE WHEN pe.data->>'reason' <> 'replan' THEN pg.data->>'forJobId' END AS for_job
@@ -207,21 +206,21 @@ export async function readSnapshot(
             WHERE j.id = ANY($1::uuid[])
               AND (pe.data->>'reason' IN ('replan', 'reclaim', 'aging', 'priority')
                    OR pe.data->>'reason' = ANY($2::text[]))`,
-            [preemptedIds, MOVE_REASONS],
-          )
-        : { rows: [] },
-      // Running jobs under notice: the job it frees their devices for, and where a job moved by
-      // compaction goes (nobody takes those devices meanwhile).
-      noticedIds.length
-        ? pool.query(
-            `SELECT DISTINCT ON (job_id) job_id, data->>'forJobId' AS for_job, data->'moveTo' AS move_to
+          [preemptedIds, MOVE_REASONS],
+        )
+      : { rows: [] },
+    // Running jobs under notice: the job it frees their devices for, and where a job moved by
+    // compaction goes (nobody takes those devices meanwhile).
+    noticedIds.length
+      ? pool.query(
+          `SELECT DISTINCT ON (job_id) job_id, data->>'forJobId' AS for_job, data->'moveTo' AS move_to
                FROM job_events
               WHERE job_id = ANY($1::uuid[]) AND type = 'job.preempting'
               ORDER BY job_id, id DESC`,
-            [noticedIds],
-          )
-        : { rows: [] },
-    ]);
+          [noticedIds],
+        )
+      : { rows: [] },
+  ]);
   const nodeDevices = (p: { nodeId?: string; devices?: number[] } | null): NodeDevices | null =>
     p?.nodeId && Array.isArray(p.devices) ? { nodeId: p.nodeId, devices: p.devices } : null;
   const returnTo = new Map<string, NodeDevices>();
