@@ -16,7 +16,7 @@ import { readSnapshot } from '../rounds/read-snapshot.js';
 const READS = 8;
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
 
-export async function seed(pool: pg.Pool, jobs: number, steps: number): Promise<void> {
+async function seed(pool: pg.Pool, jobs: number, steps: number): Promise<void> {
   const t = await pool.query(`INSERT INTO tenants (name) VALUES ('bench') RETURNING id`);
   await pool.query(`INSERT INTO quotas (tenant_id) VALUES ($1)`, [t.rows[0].id]);
   const p = await pool.query(`INSERT INTO pools (name, device_type) VALUES ('bench', 'cpu') RETURNING id`);
@@ -53,7 +53,7 @@ export async function seed(pool: pg.Pool, jobs: number, steps: number): Promise<
   await pool.query('VACUUM ANALYZE stage_profiles');
 }
 
-export async function addSteps(pool: pg.Pool, from: number, to: number): Promise<void> {
+async function addSteps(pool: pg.Pool, from: number, to: number): Promise<void> {
   await pool.query(
     `INSERT INTO stage_profiles (job_id, node_id, stage, step, seconds, batch, devices, peak_bytes, onload_seconds, offload_seconds, occupancy, created_at)
      SELECT j.id, j.node_id, s.stage, g.step, s.seconds * (1 + random() * 0.1), s.batch, 1, 1e8, 0.02, 0.01, s.occupancy,
@@ -125,11 +125,10 @@ async function main(): Promise<void> {
   await dropIdleTemplates();
 }
 
-if (process.argv[1]?.endsWith('history.bench.ts'))
-  main().then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
