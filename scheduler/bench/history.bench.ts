@@ -1,10 +1,11 @@
 /**
  * bench:scheduler, part 2 — the snapshot read when the running jobs have a history: N jobs of S
- * profiled steps (generation, training and a sync each step), each writing one more step between
- * reads, as a round sees them. The leader's first read loads each job's window (its last
+ * profiled steps (generation, training and a sync each step) that checkpoint every 2 steps (an
+ * event each), each writing one more step between reads, as a round sees them. The leader's first read loads each job's window (its last
  * PROFILE_HISTORY_STEPS steps); its later reads take only the rows written since (profile-cache.ts).
- * The baselines, in the same run on the same database: every read from an empty cache, and the
- * leader's reads with PostgreSQL's JIT on (its default; our sessions turn it off, common/db.ts).
+ * The baselines, in the same run on the same database: every read from an empty cache; the
+ * leader's reads with PostgreSQL's JIT on (its default; our sessions turn it off, common/db.ts);
+ * and without the index of events by type (job_events (job_id, type, id)).
  */
 import pg from 'pg';
 import { SESSION_OPTIONS } from '../../common/db.js';
@@ -48,9 +49,14 @@ async function seed(pool: pg.Pool, jobs: number, steps: number): Promise<void> {
       steps,
     ],
   );
+  await pool.query(
+    `INSERT INTO job_events (job_id, type, data, created_at)
+     SELECT j.id, e.type, '{}', now() - interval '1 day' FROM jobs j
+      CROSS JOIN (VALUES (1, 'job.placed'), (2, 'job.running')) AS e(n, type) ORDER BY e.n, j.id`,
+  );
   // Rows in the order reports write them: step after step, every job's step in turn.
   for (let from = 1; from <= steps; from += 100) await addSteps(pool, from, Math.min(steps, from + 99));
-  await pool.query('VACUUM ANALYZE stage_profiles');
+  await pool.query('VACUUM ANALYZE');
 }
 
 async function addSteps(pool: pg.Pool, from: number, to: number): Promise<void> {
@@ -60,6 +66,13 @@ async function addSteps(pool: pg.Pool, from: number, to: number): Promise<void> 
             now() - interval '1 day' + make_interval(secs => g.step)
        FROM generate_series($1::int, $2::int) g(step) CROSS JOIN jobs j
        CROSS JOIN (VALUES ('generate', 0.5, 512, 0.8), ('train', 0.3, 512, NULL), ('sync', 0.01, 0, NULL)) AS s(stage, seconds, batch, occupancy)
+      ORDER BY g.step, j.id`,
+    [from, to],
+  );
+  await pool.query(
+    `INSERT INTO job_events (job_id, type, data, created_at)
+     SELECT j.id, 'job.checkpoint', jsonb_build_object('step', g.step), now() - interval '1 day' + make_interval(secs => g.step)
+       FROM generate_series($1::int, $2::int) g(step) CROSS JOIN jobs j WHERE g.step % 2 = 0
       ORDER BY g.step, j.id`,
     [from, to],
   );
@@ -81,7 +94,7 @@ async function timeReads(pool: pg.Pool, next: number, cache: () => ProfileCache)
 
 async function main(): Promise<void> {
   console.log(
-    `bench:scheduler — the snapshot read with running jobs' history (3 profiled stages a step, one more step each between reads; ${READS} reads)`,
+    `bench:scheduler — the snapshot read with running jobs' history (3 profiled stages a step, a checkpoint event every 2 steps, one more step each between reads; ${READS} reads)`,
   );
   const rows: Record<string, string>[] = [];
   for (const [jobs, steps] of [
@@ -106,6 +119,9 @@ async function main(): Promise<void> {
       const warm = await timeReads(pool, next, () => leader);
       next += READS;
       const jit = await timeReads(jitPool, next, () => leader);
+      next += READS;
+      await pool.query('DROP INDEX job_events_job_id_type_id_idx');
+      const unindexed = await timeReads(pool, next, () => leader);
       const p50 = (xs: number[]) => percentile(xs, 50);
       rows.push({
         case: `${jobs.toLocaleString('en')} running jobs × ${steps.toLocaleString('en')} steps (seeded in ${seeded.toFixed(0)} s)`,
@@ -113,6 +129,7 @@ async function main(): Promise<void> {
         'leader: first read': fmt(first),
         'later reads p50 / p99': `${fmt(p50(warm))} / ${fmt(percentile(warm, 99))}`,
         'later reads, JIT on, p50': fmt(p50(jit)),
+        'later reads, no events index, p50': fmt(p50(unindexed)),
         'later vs empty (p50)': `${(p50(cold) / p50(warm)).toFixed(1)}×`,
       });
     } finally {
