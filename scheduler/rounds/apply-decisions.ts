@@ -75,7 +75,7 @@ WITH v AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, queue_seq int, node_id uuid, placement jsonb, n int, plan jsonb)
 ), j AS (
   UPDATE jobs SET status = 'placed', node_id = v.node_id, placement = v.placement, devices = v.n,
-                  wait_reason = NULL, placed_at = now(), run_started_at = NULL, sched_epoch = $2,
+                  wait_reason = NULL, placed_at = now(), placement_device_seconds = 0, run_started_at = NULL, sched_epoch = $2,
                   updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status = 'queued' AND jobs.queue_seq = v.queue_seq
   RETURNING jobs.id, jobs.tenant_id, jobs.node_id, jobs.devices, jobs.placement

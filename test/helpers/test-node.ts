@@ -45,7 +45,7 @@ export async function placeOnNode(h: Harness, nodeId: string, jobId: string): Pr
     memoryBytes: 0,
   };
   const r = await pool.query(
-    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now() - interval '1 hour',
+    `UPDATE jobs SET status = 'placed', node_id = $2, sched_epoch = 1, placed_at = now() - interval '1 hour', placement_device_seconds = 0,
        placement = $3::jsonb WHERE id = $1 AND status = 'queued' RETURNING queue_seq`,
     [jobId, nodeId, JSON.stringify(placement)],
   );
