@@ -45,6 +45,7 @@ const rounds = startRoundLoop({
     usageHalfLifeSeconds: config.TIMESHARE_USAGE_HALF_LIFE_HOURS * 3600,
     ...(config.TIMESHARE_FAULT ? { fault: config.TIMESHARE_FAULT } : {}),
   },
+  onRound: metrics.roundDone,
 });
 
 // The leader is the instance whose round loop holds the lease (an epoch).

@@ -3,8 +3,8 @@
  * pool, nodes by status) is read from PostgreSQL, the source of truth, at scrape time, and each
  * pool's capacity signal (devices wanted, idle) from the leader's last round — so every
  * scheduler replica reports the same values and a dashboard takes max() across them. What only this
- * process knows (its sweeps, whether it holds the leader lease) is counted here; round latency and
- * admission counters belong on the same registry.
+ * process knows (its sweeps, whether it holds the leader lease, the rounds it ran as leader) is
+ * counted here.
  */
 import client from 'prom-client';
 import type pg from 'pg';
@@ -87,6 +87,25 @@ export function createSchedulerMetrics(
     help: 'Jobs sent back to the queue because their node was lost',
     registers: [registry],
   });
+  // The leader's rounds: how long each phase took (the snapshot read grows with the cluster, the
+  // decision with the queue, the transaction with what was decided) and what they decided.
+  const roundSeconds = new client.Histogram({
+    name: 'timeshare_scheduler_round_duration_seconds',
+    help: "The leader's rounds by phase: read (the snapshot), schedule (the decision), apply (its transaction), publish (to Redis), total",
+    labelNames: ['phase'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const placements = new client.Counter({
+    name: 'timeshare_scheduler_placements_total',
+    help: 'Jobs the leader placed',
+    registers: [registry],
+  });
+  const notices = new client.Counter({
+    name: 'timeshare_scheduler_preemption_notices_total',
+    help: 'Preemption notices the leader gave running jobs',
+    registers: [registry],
+  });
   const scrapeErrors = new client.Counter({
     name: 'timeshare_scheduler_metrics_query_errors_total',
     help: 'Scrapes whose database reads failed (the gauges keep their last values)',
@@ -149,6 +168,12 @@ export function createSchedulerMetrics(
       requeued.inc(requeuedJobs);
     },
     sweepFailed: () => sweeps.inc({ result: 'error' }),
+    /** A round the leader ran (scheduler/rounds/round-loop.ts `RoundReport`): seconds by phase. */
+    roundDone: (r: { seconds: Record<string, number>; placed: number; preempted: number }) => {
+      for (const [phase, seconds] of Object.entries(r.seconds)) roundSeconds.observe({ phase }, seconds);
+      placements.inc(r.placed);
+      notices.inc(r.preempted);
+    },
   };
 }
 

@@ -33,6 +33,14 @@ export interface RoundLoopOptions {
   fault?: string;
 }
 
+/** One round as the leader ran it: seconds per phase, and what it decided. */
+export interface RoundReport {
+  seconds: { read: number; schedule: number; apply: number; publish: number; total: number };
+  placed: number;
+  preempted: number;
+  queued: number;
+}
+
 export interface RoundStats {
   epoch: number | null;
   rounds: number;
@@ -47,7 +55,7 @@ export function startRoundLoop(deps: {
   names: RedisNames;
   logger: Logger;
   options: RoundLoopOptions;
-  onRound?: (ms: number, stats: { placed: number; preempted: number; queued: number }) => void;
+  onRound?: (r: RoundReport) => void;
 }): { stats: RoundStats; close(): Promise<void> } {
   const { pool, redis, names, logger, options } = deps;
   const stats: RoundStats = { epoch: null, rounds: 0, lastRoundMs: 0, placed: 0 };
@@ -106,7 +114,9 @@ export function startRoundLoop(deps: {
     if (!(await holdLease())) return;
     const started = performance.now();
     const read = await readSnapshot(pool, options.heartbeatTimeoutMs, profiles);
+    const readAt = performance.now();
     const d = schedule(read.snapshot, options.policy, read.now);
+    const scheduledAt = performance.now();
     const reasons = d.queue
       .filter((q) => read.storedReasons.get(q.jobId) !== q.waitReason)
       .map((q) => ({ jobId: q.jobId, reason: q.waitReason }));
@@ -117,12 +127,25 @@ export function startRoundLoop(deps: {
       graceSeconds: options.policy.preemptGraceSeconds,
       nodeOf: new Map(read.snapshot.running.map((r) => [r.id, r.nodeId])),
     });
+    const appliedAt = performance.now();
     await publishRound(redis, names, applied, d, read.now, poolDemand(read.snapshot, d));
-    const ms = performance.now() - started;
+    const ended = performance.now();
+    const ms = ended - started;
     stats.rounds++;
     stats.lastRoundMs = ms;
     stats.placed += applied.placed;
-    deps.onRound?.(ms, { placed: applied.placed, preempted: applied.noticed.length, queued: d.queue.length });
+    deps.onRound?.({
+      seconds: {
+        read: (readAt - started) / 1000,
+        schedule: (scheduledAt - readAt) / 1000,
+        apply: (appliedAt - scheduledAt) / 1000,
+        publish: (ended - appliedAt) / 1000,
+        total: ms / 1000,
+      },
+      placed: applied.placed,
+      preempted: applied.noticed.length,
+      queued: d.queue.length,
+    });
     if (applied.placed || applied.noticed.length || applied.takenBack)
       logger.info(
         {

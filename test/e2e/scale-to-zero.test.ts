@@ -103,6 +103,12 @@ test(
     // 2. A node registers (the autoscaler brought one up): the jobs run on it.
     await c.startWorker('elastic-a', 2, { pool: POOL });
     for (const id of ids) await waitForStatus(c, t, id, ['running']);
+    // The leader counts what its rounds placed and times each round by phase.
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const value = (series: string) => Number(new RegExp(`^${series} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    assert.ok(value('timeshare_scheduler_placements_total') >= 2, 'both placements counted');
+    for (const phase of ['read', 'schedule', 'apply', 'publish', 'total'])
+      assert.ok(value(`timeshare_scheduler_round_duration_seconds_count\\{phase="${phase}"\\}`) > 0, phase);
     const busy = await waitCapacity('both jobs on the node', (x) => x.runningJobs === 2);
     assert.deepEqual(
       {

@@ -70,3 +70,24 @@ test('a failed database read is counted, not thrown at the scraper', async () =>
   const text = await m.registry.metrics();
   assert.match(text, /^timeshare_scheduler_metrics_query_errors_total 1$/m);
 });
+
+test("the leader's rounds are exported by phase, with what they placed and noticed", async () => {
+  const m = createSchedulerMetrics(fakePool({ jobs: [], queued: [], nodes: [] }) as never);
+  m.roundDone({
+    seconds: { read: 0.02, schedule: 0.04, apply: 0.3, publish: 0.001, total: 0.361 },
+    placed: 5,
+    preempted: 2,
+  });
+  m.roundDone({
+    seconds: { read: 2, schedule: 0.04, apply: 0.01, publish: 0.001, total: 2.051 },
+    placed: 0,
+    preempted: 1,
+  });
+  const text = await m.registry.metrics();
+  assert.match(text, /^timeshare_scheduler_round_duration_seconds_count\{phase="total"\} 2$/m);
+  assert.match(text, /^timeshare_scheduler_round_duration_seconds_bucket\{le="0.5",phase="total"\} 1$/m);
+  assert.match(text, /^timeshare_scheduler_round_duration_seconds_bucket\{le="0.025",phase="read"\} 1$/m);
+  assert.match(text, /^timeshare_scheduler_round_duration_seconds_bucket\{le="2.5",phase="read"\} 2$/m);
+  assert.match(text, /^timeshare_scheduler_placements_total 5$/m);
+  assert.match(text, /^timeshare_scheduler_preemption_notices_total 3$/m);
+});
