@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { SESSION_OPTIONS } from '../../common/db.js';
 import { createTestDatabase, dropIdleTemplates } from '../../test/helpers/database.js';
-import { percentile } from '../../test/bench/stats.js';
+import { percentile, runBench } from '../../test/bench/stats.js';
 import { ProfileCache } from '../rounds/profile-cache.js';
 import { readSnapshot } from '../rounds/read-snapshot.js';
 
@@ -142,10 +142,4 @@ async function main(): Promise<void> {
   await dropIdleTemplates();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { SESSION_OPTIONS } from '../../common/db.js';
 import { createTestDatabase, dropIdleTemplates } from '../../test/helpers/database.js';
-import { percentile } from '../../test/bench/stats.js';
+import { percentile, runBench } from '../../test/bench/stats.js';
 import { defaultPolicy } from '../core/policy.js';
 import { schedule } from '../core/schedule.js';
 import { applyDecisions } from '../rounds/apply-decisions.js';
@@ -158,10 +158,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

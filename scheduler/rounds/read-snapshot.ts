@@ -145,7 +145,7 @@ export async function readSnapshot(
     usage: byTenant.get(r.id) ?? {},
   }));
 
-  // Where queued jobs resume and the profiles, one aggregate query each over the jobs that need them.
+  // Where resumed jobs resume, and the recent profiles of the jobs that have run (the leader's cache).
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
   // Running jobs with when they were placed (their steps since measure a move), then resumed ones.

@@ -11,7 +11,7 @@ import { SESSION_OPTIONS } from '../../common/db.js';
 import { applyJobReport } from '../../common/jobs/job-report.js';
 import { jobReportSchema } from '../../common/node-protocol/index.js';
 import { createTestDatabase, dropIdleTemplates } from '../helpers/database.js';
-import { percentile } from './stats.js';
+import { percentile, runBench } from './stats.js';
 import { recordUsageByLedgerSum } from './usage-by-ledger-sum.js';
 
 const JOBS = 1000;
@@ -104,10 +104,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

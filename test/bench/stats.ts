@@ -48,3 +48,14 @@ export async function runConcurrent(
 }
 
 export const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/** Runs a benchmark and exits with its outcome (pools and clients it leaves open would hold the process). */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
