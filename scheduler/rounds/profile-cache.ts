@@ -3,7 +3,7 @@
  * steps), fed each round by the rows written since the last: re-reading every job's window each
  * round took 1.26 s at 1,000 running jobs of 1,000 steps, over the round interval
  * (docs/scheduler.md). A job's summary is computed again only when it has new rows or a new
- * placement.
+ * placement, and a queued job's rows are not kept (it writes none until it runs again).
  *
  * Reading by id is exact per job: a report inserts its profiles while it holds the job's row
  * (`FOR UPDATE`, common/jobs/job-report.ts), so one job's rows commit in the order of their ids,
@@ -41,6 +41,11 @@ interface Entry {
   cut: boolean;
   /** The summary for `rows` at `placedAt`, until either changes. */
   summary: { placedAt: number | null; history: JobHistory | null } | null;
+  /**
+   * A queued job's entry keeps its summary only: it writes no rows while queued, and 10,000 queued
+   * jobs' windows would hold ~360 MB (195 bytes a row). Placed again, its window is read anew.
+   */
+  frozen: boolean;
 }
 
 const COLUMNS = `sp.id::float8 AS id, sp.stage, sp.step, sp.seconds, sp.batch, sp.devices,
@@ -85,31 +90,45 @@ const rowOf = (r: Record<string, unknown>): HistoryRow => ({
 export class ProfileCache {
   private readonly jobs = new Map<string, Entry>();
 
-  /** Jobs held (for tests and the bench). */
-  get size(): number {
-    return this.jobs.size;
+  /** Jobs held, and the profile rows held for them (for tests and the bench). */
+  get size(): { jobs: number; rows: number } {
+    let rows = 0;
+    for (const e of this.jobs.values()) rows += e.rows.length;
+    return { jobs: this.jobs.size, rows };
   }
 
   /**
-   * Brings the history of `jobs` up to date (a job placed: the ms it was placed at, for its steps
-   * since; null otherwise) and forgets every other job; returns the history of each job that has one.
+   * Brings the history of the `running` jobs (each with the ms it was placed at, for its steps
+   * since) and of the `queued` ones that have run before up to date, and forgets every other job;
+   * returns the history of each job that has one.
    */
-  async read(pool: pg.Pool, jobs: ReadonlyMap<string, number | null>): Promise<Map<string, JobHistory>> {
-    for (const id of this.jobs.keys()) if (!jobs.has(id)) this.jobs.delete(id);
-    const known = [...jobs.keys()].filter((id) => this.jobs.has(id));
-    const fresh = [...jobs.keys()].filter((id) => !this.jobs.has(id));
+  async read(
+    pool: pg.Pool,
+    running: ReadonlyMap<string, number | null>,
+    queued: readonly string[],
+  ): Promise<Map<string, JobHistory>> {
+    const asked = new Map<string, number | null>([
+      ...running,
+      ...queued.map((id): [string, null] => [id, null]),
+    ]);
+    for (const [id, e] of this.jobs)
+      if (!asked.has(id) || (e.frozen && running.has(id))) this.jobs.delete(id);
+    // Rows since the last read for every job whose rows are held (a job requeued since has its run's
+    // last ones still to read), the window of every job new here.
+    const known = [...asked.keys()].filter((id) => this.jobs.get(id)?.frozen === false);
+    const fresh = [...asked.keys()].filter((id) => !this.jobs.has(id));
     const [newer, windows] = await Promise.all([
       known.length ? pool.query(NEWER, [known, known.map((id) => this.jobs.get(id)!.lastId)]) : { rows: [] },
       fresh.length ? pool.query(WINDOW, [fresh, PROFILE_HISTORY_STEPS]) : { rows: [] },
     ]);
+    const entry = (cut: boolean): Entry => ({ rows: [], lastId: 0, cut, summary: null, frozen: false });
     for (const r of windows.rows) {
       let e = this.jobs.get(r.job_id);
-      if (!e) this.jobs.set(r.job_id, (e = { rows: [], lastId: 0, cut: r.cut === true, summary: null }));
+      if (!e) this.jobs.set(r.job_id, (e = entry(r.cut === true)));
       e.rows.push(rowOf(r));
     }
     // A job without profiles: known, with none yet.
-    for (const id of fresh)
-      if (!this.jobs.has(id)) this.jobs.set(id, { rows: [], lastId: 0, cut: false, summary: null });
+    for (const id of fresh) if (!this.jobs.has(id)) this.jobs.set(id, entry(false));
     const grown = new Set<Entry>(fresh.map((id) => this.jobs.get(id)!));
     for (const r of newer.rows) {
       const e = this.jobs.get(r.job_id)!;
@@ -127,11 +146,15 @@ export class ProfileCache {
       e.summary = null;
     }
     const out = new Map<string, JobHistory>();
-    for (const [id, placedAt] of jobs) {
+    for (const [id, placedAt] of asked) {
       const e = this.jobs.get(id)!;
       if (e.summary?.placedAt !== placedAt)
         e.summary = { placedAt, history: summarizeHistory(e.rows, e.cut, placedAt) };
       if (e.summary.history) out.set(id, e.summary.history);
+      if (!running.has(id) && !e.frozen) {
+        e.frozen = true;
+        e.rows = [];
+      }
     }
     return out;
   }

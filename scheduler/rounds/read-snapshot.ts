@@ -148,14 +148,10 @@ export async function readSnapshot(
   // Where resumed jobs resume, and the recent profiles of the jobs that have run (the leader's cache).
   const runningIds = runningRows.rows.map((r) => r.id as string);
   const resumedIds = queuedRows.rows.filter((r) => r.attempts > 0).map((r) => r.id as string);
-  // Running jobs with when they were placed (their steps since measure a move), then resumed ones.
-  const profiled = new Map<string, number | null>([
-    ...runningRows.rows.map((r): [string, number | null] => [
-      r.id,
-      r.placed_at ? new Date(r.placed_at).getTime() : null,
-    ]),
-    ...resumedIds.map((id): [string, null] => [id, null]),
-  ]);
+  // Running jobs with when they were placed (their steps since measure a move).
+  const placedAt = new Map<string, number | null>(
+    runningRows.rows.map((r) => [r.id as string, r.placed_at ? new Date(r.placed_at).getTime() : null]),
+  );
   const preemptedIds = queuedRows.rows
     .filter((r) => r.requeue_reason === 'preempted')
     .map((r) => r.id as string);
@@ -170,7 +166,7 @@ export async function readSnapshot(
           [resumedIds],
         )
       : { rows: [] },
-    profiles.read(pool, profiled),
+    profiles.read(pool, placedAt, resumedIds),
     // Re-planning: each running job's latest decision.
     runningIds.length
       ? pool.query(

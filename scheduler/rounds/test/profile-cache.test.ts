@@ -48,7 +48,7 @@ async function insertSteps(
   );
 }
 
-it('fed by new rows, holds what a fresh read of each window holds, and forgets jobs no longer asked about', async () => {
+it("fed by new rows, holds what a fresh read of each window holds, keeps only running jobs' rows, and forgets the rest", async () => {
   const pool = db.pool();
   const { tenantId, pool: poolName, nodeId } = await tenantPoolNode(pool);
   const newJob = async (name: string) =>
@@ -58,29 +58,32 @@ it('fed by new rows, holds what a fresh read of each window holds, and forgets j
         [tenantId, name, autoJobSpec(2), poolName],
       )
     ).rows[0].id as string;
-  const [a, b, c] = [await newJob('a'), await newJob('b'), await newJob('c')];
+  const [a, b, c, d] = [await newJob('a'), await newJob('b'), await newJob('c'), await newJob('d')];
   const start = '2026-11-28T00:00:00Z';
   const placedAt = Date.parse(start) + 50_000;
   await insertSteps(pool, a, nodeId, 1, 50, start);
   await insertSteps(pool, b, nodeId, 1, 1, start);
-  // c has not profiled a step yet: it has no history.
-  const asked = new Map<string, number | null>([
+  // c has not profiled a step yet: it has no history. d ran 70 steps and waits to resume.
+  await insertSteps(pool, d, nodeId, 1, 70, start);
+  const running = new Map<string, number | null>([
     [a, placedAt],
     [b, null],
     [c, null],
   ]);
+  let queued = [d];
 
   const cache = new ProfileCache();
   const spy = counting(pool);
-  const fresh = () => new ProfileCache().read(pool, asked);
-  let read = await cache.read(spy.pool, asked);
+  const fresh = () => new ProfileCache().read(pool, running, queued);
+  let read = await cache.read(spy.pool, running, queued);
   assert.deepEqual(read, await fresh());
-  assert.equal(spy.rows(), 51 * 3, 'the first read: every row of each window');
-  assert.deepEqual([...read.keys()].sort(), [a, b].sort());
+  assert.equal(spy.rows(), (50 + 1 + PROFILE_HISTORY_STEPS) * 3, 'the first read: every row of each window');
+  assert.deepEqual([...read.keys()].sort(), [a, b, d].sort());
+  assert.deepEqual(cache.size, { jobs: 4, rows: 51 * 3 }, 'a queued job keeps its figures, not its rows');
   assert.equal(read.get(a)!.profile.samples, 48);
   assert.equal(read.get(a)!.sincePlaced, null, 'one step since placement');
 
-  // a runs past its window (its warm-up leaves it), b and c run on.
+  // a runs past its window (its warm-up leaves it), b and c run on; d, queued, is not read again.
   for (const [aFrom, aTo, bFrom, bTo] of [
     [51, 60, 2, 3],
     [61, 80, 4, 5],
@@ -90,7 +93,7 @@ it('fed by new rows, holds what a fresh read of each window holds, and forgets j
     await insertSteps(pool, a, nodeId, aFrom, aTo, start);
     await insertSteps(pool, b, nodeId, bFrom, bTo, start);
     await insertSteps(pool, c, nodeId, bTo, bTo, start);
-    read = await cache.read(spy.pool, asked);
+    read = await cache.read(spy.pool, running, queued);
     assert.deepEqual(read, await fresh(), `after step ${aTo}`);
     const added = (aTo - aFrom + 1 + bTo - bFrom + 1 + 1) * 3;
     assert.equal(spy.rows() - before, added, `only the ${added} new rows read`);
@@ -110,9 +113,37 @@ it('fed by new rows, holds what a fresh read of each window holds, and forgets j
   assert.equal(h.profile.peakBytes, 1e6 + 130);
 
   // A job placed again: its steps since are counted from the new placement, without a read.
-  const before = spy.rows();
-  const moved = await cache.read(spy.pool, new Map([[a, placedAt + 50_000]]));
+  let before = spy.rows();
+  running.set(a, placedAt + 50_000);
+  const moved = await cache.read(spy.pool, running, queued);
   assert.deepEqual(moved.get(a)!.sincePlaced, { steps: 31, stepSeconds: 1 }, 'steps 100–130');
   assert.equal(spy.rows(), before);
-  assert.equal(cache.size, 1, 'b and c, no longer asked about, are forgotten');
+
+  // d placed again: its window is read anew, with the steps it runs now.
+  await insertSteps(pool, d, nodeId, 71, 75, start);
+  running.set(d, Date.parse(start) + 71_000);
+  queued = [];
+  before = spy.rows();
+  read = await cache.read(spy.pool, running, queued);
+  assert.deepEqual(read, await fresh());
+  assert.equal(spy.rows() - before, PROFILE_HISTORY_STEPS * 3);
+  assert.deepEqual(read.get(d)!.sincePlaced, { steps: 5, stepSeconds: 1 });
+
+  // a requeued after its last report: those rows are read once more, then only its figures kept.
+  await insertSteps(pool, a, nodeId, 131, 132, start);
+  running.delete(a);
+  queued = [a];
+  read = await cache.read(spy.pool, running, queued);
+  assert.deepEqual(read, await fresh());
+  assert.equal(read.get(a)!.profile.peakBytes, 1e6 + 132);
+
+  running.delete(b);
+  running.delete(c);
+  queued = [];
+  await cache.read(spy.pool, running, queued);
+  assert.deepEqual(
+    cache.size,
+    { jobs: 1, rows: PROFILE_HISTORY_STEPS * 3 },
+    'a, b and c, no longer asked about, are forgotten',
+  );
 });
