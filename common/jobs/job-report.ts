@@ -54,9 +54,10 @@ export async function applyJobReport(
       report.deviceSeconds,
       splitReport(report.profiles, report.deviceSeconds),
     );
-    // One write of the row per report: its number in the run and, for a live run's metrics, the job's
-    // progress — the newest step reported, and the run's first with its time, which gives the run's
-    // pace with its start (engine build, warm-up, first onload) left out (api/jobs/serialize.ts).
+    // One statement for the row's report bookkeeping (recordUsage wrote its device-seconds above):
+    // its number in the run and, for a live run's metrics, the job's progress — the newest step
+    // reported, and the run's first with its time, which gives the run's pace with its start (engine
+    // build, warm-up, first onload) left out (api/jobs/serialize.ts).
     const step =
       live && report.metrics.length ? report.metrics.reduce((m, p) => Math.max(m, p.step), 0) : null;
     await client.query(

@@ -77,9 +77,9 @@ export async function insertProfiles(
  * cannot charge a tenant more than the job's placement could have used: what is recorded is bounded
  * by the wall time since the job was placed (or first started) × the devices it holds, less what
  * was already recorded since then (kept on the job's row and reset by each placement: summing the
- * ledger took 253 ms a report at a million rows), and a bounded charge keeps the states' proportions. The job row
- * is locked (by the report's transaction) so that concurrent reports share the bound. Returns the
- * device-seconds recorded.
+ * ledger took 255 ms a report at a million rows, bench:report), and a bounded charge keeps the
+ * states' proportions. The job row is locked (by the report's transaction) so that concurrent
+ * reports share the bound. Returns the device-seconds recorded.
  */
 export async function recordUsage(
   tx: InRun,

@@ -38,7 +38,6 @@ export interface RoundReport {
   seconds: { read: number; schedule: number; apply: number; publish: number; total: number };
   placed: number;
   preempted: number;
-  queued: number;
 }
 
 export interface RoundStats {
@@ -144,7 +143,6 @@ export function startRoundLoop(deps: {
       },
       placed: applied.placed,
       preempted: applied.noticed.length,
-      queued: d.queue.length,
     });
     if (applied.placed || applied.noticed.length || applied.takenBack)
       logger.info(
