@@ -48,25 +48,20 @@ export async function applyJobReport(
       await upsertMetrics(client, jobId, report.metrics);
       await insertProfiles(client, jobId, nodeId, report.profiles);
     }
+    // The report's number in the run and, for a live run's metrics, the newest step reported (the
+    // run's first with its time gives the run's pace with its start — engine build, warm-up, first
+    // onload — left out, api/jobs/serialize.ts): written with its device-seconds, one update of the row.
+    const step =
+      live && report.metrics.length ? report.metrics.reduce((m, p) => Math.max(m, p.step), 0) : null;
     await recordUsage(
       client,
       jobId,
       report.deviceSeconds,
       splitReport(report.profiles, report.deviceSeconds),
-    );
-    // One statement for the row's report bookkeeping (recordUsage wrote its device-seconds above):
-    // its number in the run and, for a live run's metrics, the job's progress — the newest step
-    // reported, and the run's first with its time, which gives the run's pace with its start (engine
-    // build, warm-up, first onload) left out (api/jobs/serialize.ts).
-    const step =
-      live && report.metrics.length ? report.metrics.reduce((m, p) => Math.max(m, p.step), 0) : null;
-    await client.query(
-      `UPDATE jobs SET reported_run = queue_seq, reported_seq = $2,
-              progress_step = CASE WHEN $3::int IS NULL THEN progress_step ELSE GREATEST(coalesce(progress_step, 0), $3) END,
-              progress_at = CASE WHEN $3::int > coalesce(progress_step, -1) THEN now() ELSE progress_at END,
-              pace_step = coalesce(pace_step, $3), pace_at = CASE WHEN $3::int IS NULL THEN pace_at ELSE coalesce(pace_at, now()) END
-        WHERE id = $1`,
-      [jobId, report.reportSeq, step],
+      {
+        reportSeq: report.reportSeq,
+        step,
+      },
     );
     await client.query('COMMIT');
     return { applied: live || (report.metrics.length === 0 && report.events.length === 0), eventIds };

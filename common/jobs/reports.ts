@@ -72,6 +72,16 @@ export async function insertProfiles(
 }
 
 /**
+ * A report's own bookkeeping on its job's row: its number in the run and, for a live run's metrics,
+ * the newest step they reach (null: none). Written by the statement that charges the report's
+ * device-seconds, so that a report writes the row once (two statements left two row versions a step).
+ */
+export interface ReportMark {
+  reportSeq: number;
+  step: number | null;
+}
+
+/**
  * Device-seconds: the ledger row, the job's total and the tenant's period counter, together, each
  * also split by state (running, switching, idle-held; common/node-protocol/device-time.ts). A node
  * cannot charge a tenant more than the job's placement could have used: what is recorded is bounded
@@ -79,49 +89,67 @@ export async function insertProfiles(
  * was already recorded since then (kept on the job's row and reset by each placement: summing the
  * ledger took 255 ms a report at a million rows, bench:report), and a bounded charge keeps the
  * states' proportions. The job row is locked (by the report's transaction) so that concurrent
- * reports share the bound. Returns the device-seconds recorded.
+ * reports share the bound. With `mark`, the same update of the job row records the report
+ * (`ReportMark`; the progress columns serve api/jobs/serialize.ts), even when it charges nothing.
+ * Returns the device-seconds recorded.
  */
 export async function recordUsage(
   tx: InRun,
   jobId: string,
   deviceSeconds: number,
   split: DeviceTime = { running: deviceSeconds, switching: 0, idle: 0 },
+  mark?: ReportMark,
 ): Promise<number> {
-  if (!(deviceSeconds > 0)) return 0;
-  const parts = scaleTo(split, deviceSeconds);
+  const asked = deviceSeconds > 0 ? deviceSeconds : 0;
+  if (asked === 0 && !mark) return 0;
+  const parts = scaleTo(split, asked);
   const r = await tx.query(
     `WITH j AS (
        SELECT id, tenant_id, coalesce(placed_at, started_at) AS since, placement_device_seconds AS charged,
               coalesce(jsonb_array_length(placement->'devices'), devices) AS held
          FROM jobs WHERE id = $1
      ), b0 AS (
-       SELECT j.id, j.tenant_id, GREATEST(0, LEAST($2::float8,
-                extract(epoch FROM now() - j.since) * j.held - j.charged)) AS s
-         FROM j WHERE j.since IS NOT NULL
+       SELECT j.id, j.tenant_id, CASE WHEN j.since IS NULL THEN 0 ELSE GREATEST(0, LEAST($2::float8,
+                extract(epoch FROM now() - j.since) * j.held - j.charged)) END AS s
+         FROM j
      ), b AS (
-       SELECT id, tenant_id, s, s / $2::float8 * $3::float8 AS run, s / $2::float8 * $4::float8 AS sw,
-              s / $2::float8 * $5::float8 AS idle
-         FROM b0
+       SELECT id, tenant_id, s, CASE WHEN s > 0 THEN s / $2::float8 ELSE 0 END AS k FROM b0
+     ), parts AS (
+       SELECT id, tenant_id, s, k * $3::float8 AS run, k * $4::float8 AS sw, k * $5::float8 AS idle FROM b
      ), uj AS (
-       UPDATE jobs SET device_seconds = jobs.device_seconds + b.s,
-         placement_device_seconds = jobs.placement_device_seconds + b.s,
-         running_device_seconds = jobs.running_device_seconds + b.run,
-         switching_device_seconds = jobs.switching_device_seconds + b.sw,
-         idle_device_seconds = jobs.idle_device_seconds + b.idle
-         FROM b WHERE jobs.id = b.id AND b.s > 0
+       UPDATE jobs SET device_seconds = jobs.device_seconds + p.s,
+         placement_device_seconds = jobs.placement_device_seconds + p.s,
+         running_device_seconds = jobs.running_device_seconds + p.run,
+         switching_device_seconds = jobs.switching_device_seconds + p.sw,
+         idle_device_seconds = jobs.idle_device_seconds + p.idle,
+         reported_run = CASE WHEN $6::bool THEN jobs.queue_seq ELSE jobs.reported_run END,
+         reported_seq = CASE WHEN $6::bool THEN $7::int ELSE jobs.reported_seq END,
+         progress_step = CASE WHEN $8::int IS NULL THEN jobs.progress_step ELSE GREATEST(coalesce(jobs.progress_step, 0), $8) END,
+         progress_at = CASE WHEN $8::int > coalesce(jobs.progress_step, -1) THEN now() ELSE jobs.progress_at END,
+         pace_step = coalesce(jobs.pace_step, $8), pace_at = CASE WHEN $8::int IS NULL THEN jobs.pace_at ELSE coalesce(jobs.pace_at, now()) END
+         FROM parts p WHERE jobs.id = p.id AND (p.s > 0 OR $6::bool)
      ), q AS (
        UPDATE quotas SET
-         period_device_seconds = CASE WHEN period_start < usage_period_start() THEN b.s ELSE period_device_seconds + b.s END,
-         period_running_seconds = CASE WHEN period_start < usage_period_start() THEN b.run ELSE period_running_seconds + b.run END,
-         period_switching_seconds = CASE WHEN period_start < usage_period_start() THEN b.sw ELSE period_switching_seconds + b.sw END,
-         period_idle_seconds = CASE WHEN period_start < usage_period_start() THEN b.idle ELSE period_idle_seconds + b.idle END,
+         period_device_seconds = CASE WHEN period_start < usage_period_start() THEN p.s ELSE period_device_seconds + p.s END,
+         period_running_seconds = CASE WHEN period_start < usage_period_start() THEN p.run ELSE period_running_seconds + p.run END,
+         period_switching_seconds = CASE WHEN period_start < usage_period_start() THEN p.sw ELSE period_switching_seconds + p.sw END,
+         period_idle_seconds = CASE WHEN period_start < usage_period_start() THEN p.idle ELSE period_idle_seconds + p.idle END,
          period_start = usage_period_start()
-         FROM b WHERE quotas.tenant_id = b.tenant_id AND b.s > 0
+         FROM parts p WHERE quotas.tenant_id = p.tenant_id AND p.s > 0
      )
      INSERT INTO usage_ledger (tenant_id, job_id, device_seconds, running_seconds, switching_seconds, idle_seconds, period_start)
-     SELECT tenant_id, id, s, run, sw, idle, usage_period_start() FROM b WHERE s > 0
+     SELECT tenant_id, id, s, run, sw, idle, usage_period_start() FROM parts WHERE s > 0
      RETURNING device_seconds`,
-    [jobId, deviceSeconds, parts.running, parts.switching, parts.idle],
+    [
+      jobId,
+      asked,
+      parts.running,
+      parts.switching,
+      parts.idle,
+      mark !== undefined,
+      mark?.reportSeq ?? null,
+      mark?.step ?? null,
+    ],
   );
   return Number(r.rows[0]?.device_seconds ?? 0);
 }
