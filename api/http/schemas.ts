@@ -229,6 +229,11 @@ export const metricsQuery = z.strictObject({
   from_step: int4Query().optional(),
   to_step: int4Query().optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  after: z
+    .string()
+    .max(400)
+    .optional()
+    .openapi({ description: 'The `nextCursor` of the previous page: points after it in the same order' }),
 });
 
 export const metricPointSchema = z
@@ -242,6 +247,16 @@ export const metricPointSchema = z
     createdAt: z.iso.datetime(),
   })
   .openapi('MetricPoint');
+
+export const metricListSchema = z
+  .object({
+    data: z.array(metricPointSchema),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Where the next page starts (`after`); null on the last page' }),
+  })
+  .openapi('MetricPointList');
 
 export const checkpointSchema = z
   .object({

@@ -10,7 +10,7 @@ import {
   checkpointSchema,
   eventListSchema,
   eventsQuery,
-  metricPointSchema,
+  metricListSchema,
   metricsQuery,
   uuidParam,
 } from '../http/schemas.js';
@@ -148,11 +148,12 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     method: 'get',
     path: '/v1/jobs/{id}/metrics',
     operationId: 'listJobMetrics',
-    description: 'Points ordered by step then name, filtered by `name` and the step range.',
+    description:
+      'Points ordered by step then name, filtered by `name` and the step range; pages of `limit`, the next one `after` the `nextCursor`.',
     summary: "A job's metrics per step (reward, KL, loss, tokens/s, weight lag, accuracy…)",
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }), query: metricsQuery },
-    responses: { 200: json(z.object({ data: z.array(metricPointSchema) })) },
+    responses: { 200: json(metricListSchema) },
   });
   r.get('/v1/jobs/:id/metrics', tenantOnly, async (req, res) => {
     const q = parseOrThrow(metricsQuery, req.query);
@@ -160,13 +161,15 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       throw new ApiError('invalid_request', 'from_step must not exceed to_step', 'from_step');
     }
     const job = await ownJobStatus(req);
-    const data = await listMetrics(pool, job.id, {
-      name: q.name,
-      fromStep: q.from_step,
-      toStep: q.to_step,
-      limit: q.limit,
-    });
-    res.json({ data });
+    res.json(
+      await listMetrics(pool, job.id, {
+        name: q.name,
+        fromStep: q.from_step,
+        toStep: q.to_step,
+        limit: q.limit,
+        after: q.after,
+      }),
+    );
   });
 
   registerRoute(registry, {

@@ -1,7 +1,7 @@
 /** `timeshare metrics <job>`: a table of the job's metrics per step and a sparkline of the reward. */
 import type { Command } from 'commander';
 import sparkly from 'sparkly';
-import { unwrap } from '../../sdk/src/index.js';
+import { allJobMetrics } from '../../sdk/src/metrics.js';
 import type { Context } from '../context.js';
 import { emit, table } from '../output.js';
 
@@ -33,14 +33,11 @@ export function metricsCommand(program: Command, ctx: () => Context): void {
     .action(async (id: string, opts: { name?: string; fromStep?: number; toStep?: number; rows: number }) => {
       const c = ctx();
       const client = await c.tenant();
-      const { data } = await unwrap(
-        client.GET('/v1/jobs/{id}/metrics', {
-          params: {
-            path: { id },
-            query: { name: opts.name, from_step: opts.fromStep, to_step: opts.toStep, limit: 10_000 },
-          },
-        }),
-      );
+      const data = await allJobMetrics(client, id, {
+        name: opts.name,
+        from_step: opts.fromStep,
+        to_step: opts.toStep,
+      });
       emit(c, data, () => {
         if (data.length === 0) return console.log('no metrics yet');
         const names = [...new Set(data.map((m) => m.name))].sort();

@@ -345,7 +345,7 @@ export interface paths {
         };
         /**
          * A job's metrics per step (reward, KL, loss, tokens/s, weight lag, accuracy…)
-         * @description Points ordered by step then name, filtered by `name` and the step range.
+         * @description Points ordered by step then name, filtered by `name` and the step range; pages of `limit`, the next one `after` the `nextCursor`.
          */
         get: operations["listJobMetrics"];
         put?: never;
@@ -1111,6 +1111,11 @@ export interface components {
             };
             /** Format: date-time */
             createdAt: string;
+        };
+        MetricPointList: {
+            data: components["schemas"]["MetricPoint"][];
+            /** @description Where the next page starts (`after`); null on the last page */
+            nextCursor: string | null;
         };
         MetricPoint: {
             step: number;
@@ -3644,6 +3649,8 @@ export interface operations {
                 from_step?: number | null;
                 to_step?: number | null;
                 limit?: number;
+                /** @description The `nextCursor` of the previous page: points after it in the same order */
+                after?: string;
             };
             header?: never;
             path: {
@@ -3659,9 +3666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["MetricPoint"][];
-                    };
+                    "application/json": components["schemas"]["MetricPointList"];
                 };
             };
             /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */

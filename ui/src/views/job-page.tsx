@@ -6,6 +6,7 @@ import { useEffect, useMemo } from 'react';
 import { Alert, Anchor, Button, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { unwrap, type MetricPoint } from '../../../sdk/src/index.js';
+import { allJobMetrics } from '../../../sdk/src/metrics.js';
 import { useApi } from '../api-context.js';
 import { statusOf, useJobEvents } from '../job-stream.js';
 import { usePoll } from '../use-poll.js';
@@ -46,11 +47,7 @@ export function JobPage({ id }: { id: string }) {
     client,
     id,
   ]);
-  const metrics = usePoll(
-    () => unwrap(client.GET('/v1/jobs/{id}/metrics', { params: { path: { id }, query: { limit: 10_000 } } })),
-    done ? 0 : 3000,
-    [client, id, done],
-  );
+  const metrics = usePoll(() => allJobMetrics(client, id), done ? 0 : 3000, [client, id, done]);
   const checkpoints = usePoll(
     () => unwrap(client.GET('/v1/jobs/{id}/checkpoints', { params: { path: { id } } })),
     done ? 0 : 5000,
@@ -67,7 +64,7 @@ export function JobPage({ id }: { id: string }) {
   useEffect(() => {
     if (written) reloadCheckpoints();
   }, [written, reloadCheckpoints]);
-  const byName = useMemo(() => curves(metrics.data?.data ?? []), [metrics.data]);
+  const byName = useMemo(() => curves(metrics.data ?? []), [metrics.data]);
 
   if (job.error && !job.data) return <Alert color="red">{job.error.message}</Alert>;
   const j = job.data;
