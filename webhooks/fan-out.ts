@@ -1,12 +1,14 @@
 /**
- * Fan-out: every job_events row becomes one delivery per matching endpoint of the job's tenant (an
- * outbox in PostgreSQL, so nothing is lost across restarts). Inserts are idempotent (unique
- * endpoint + event), so a round reads every event after the cursor, page by page, but the cursor
- * only passes events at least `SETTLE_SECONDS` old: an event whose transaction committed after a
- * newer one (ids come from a sequence, visibility from commit order) is still read next round.
- * Several dispatchers may run: duplicates are dropped by the unique key, the cursor only grows.
+ * Fan-out: every job_events row of a subscribable type (events.ts) becomes one delivery per matching
+ * endpoint of the job's tenant — one with no `events` matches every such type — an outbox in
+ * PostgreSQL, so nothing is lost across restarts. Inserts are idempotent (unique endpoint + event),
+ * so a round reads every event after the cursor, page by page, but the cursor only passes events at
+ * least `SETTLE_SECONDS` old: an event whose transaction committed after a newer one (ids come from
+ * a sequence, visibility from commit order) is still read next round. Several dispatchers may run:
+ * duplicates are dropped by the unique key, the cursor only grows.
  */
 import type pg from 'pg';
+import { webhookEventTypes } from './events.js';
 
 export const CURSOR_ID = 'default';
 const SETTLE_SECONDS = 5;
@@ -40,6 +42,7 @@ async function fanOutPage(pool: pg.Pool, after: string, limit: number, maxAgeHou
               ev.created_at + make_interval(secs => $3 * 3600)
          FROM ev JOIN webhook_endpoints w
            ON w.tenant_id = ev.tenant_id AND w.created_at <= ev.created_at
+          AND ev.type = ANY ($6::text[])
           AND (cardinality(w.events) = 0 OR ev.type = ANY (w.events))
        ON CONFLICT (endpoint_id, event_id) DO NOTHING
        RETURNING 1)
@@ -49,7 +52,7 @@ async function fanOutPage(pool: pg.Pool, after: string, limit: number, maxAgeHou
             (SELECT max(id) FROM ev
               WHERE id < coalesce((SELECT min(id) FROM ev WHERE created_at > now() - make_interval(secs => $4)),
                                   $5::bigint))::text AS settled_id`,
-    [after, limit, maxAgeHours, SETTLE_SECONDS, MAX_ID],
+    [after, limit, maxAgeHours, SETTLE_SECONDS, MAX_ID, [...webhookEventTypes]],
   );
   const row = r.rows[0];
   return { events: row.events, deliveries: row.deliveries, lastId: row.last_id, settledId: row.settled_id };

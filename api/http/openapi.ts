@@ -82,8 +82,8 @@ export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'opera
 }
 
 /**
- * Registers a path with the error responses its shape implies: every route's (`everywhere`),
- * 400 with anything to validate (path parameters, query, body), 403 with credentials, 404 with a
+ * Registers a path with the error responses its shape implies: every route's (`everywhere`, and
+ * 400: a query is checked on every route, route-gate.ts), 403 with credentials, 404 with a
  * path parameter, 413 with a body, plus the route's own `errors`.
  */
 export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration): void {
@@ -91,13 +91,22 @@ export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration
   const body = config.request?.body !== undefined;
   const codes: ErrorCode[] = [...everywhere, ...errors];
   const params = config.path.includes('{');
-  if (params || body || config.request?.query) codes.push('invalid_request');
+  const query = config.request?.query !== undefined;
+  // Every route: a query string that does not decode, or parameters a route does not declare.
+  codes.push('invalid_request');
   if (auth) codes.push('forbidden');
   if (params) codes.push('not_found');
   if (body) codes.push('payload_too_large');
   const responses: RouteConfig['responses'] = { ...errorResponses(codes), ...config.responses };
   registry.registerPath({ ...config, responses, security: auth ? [{ bearer: [] }] : [] });
-  recordRoute(registry, { method: config.method.toUpperCase(), path: config.path, auth, body, perAddress });
+  recordRoute(registry, {
+    method: config.method.toUpperCase(),
+    path: config.path,
+    auth,
+    body,
+    query,
+    perAddress,
+  });
 }
 
 /** The tags routes may carry (the document's lint refuses others). */

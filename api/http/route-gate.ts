@@ -1,7 +1,9 @@
 /**
  * What every request passes before any body is read or any route runs: a path that decodes, the
  * per-address limit for callers without credentials (and for the token exchange), a known path
- * (404), a method the path has (405 with `Allow`), and credentials where the route needs them (401).
+ * (404), a method the path has (405 with `Allow`), credentials where the route needs them (401),
+ * and a query string that decodes, naming only parameters the route declares (400; the route's
+ * schema checks those).
  * A refused request's body is never read; its connection is closed so it is not read to the end.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -60,9 +62,37 @@ export function routeGate(match: (path: string) => PathRoutes | null, addresses:
       refuseBody(req, res);
       return next(missingCredentials());
     }
+    const refused = queryRefusal(req.url, entry);
+    if (refused) {
+      refuseBody(req, res);
+      return next(refused);
+    }
     req.routeEntry = entry;
     next();
   };
+}
+
+/**
+ * Why a request's query string is refused, or null. Routes that declare parameters parse them with
+ * strict schemas; the others ignored any (`/v1/usage?foo=1` answered 200), and a query that did not
+ * decode reached routes as raw text (`?name=%E0%A4%A` listed nothing instead of a 400).
+ */
+export function queryRefusal(url: string | undefined, entry: RouteEntry): ApiError | null {
+  const at = url?.indexOf('?') ?? -1;
+  const raw = at < 0 ? '' : url!.slice(at + 1);
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    let name: string;
+    try {
+      name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
+      decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      return new ApiError('invalid_request', 'the query string is not valid percent-encoding', 'query');
+    }
+    if (!entry.query) return new ApiError('invalid_request', `unknown query parameter "${name}"`, name);
+  }
+  return null;
 }
 
 /** Parses a body only for routes that declare one; others never read theirs. */

@@ -14,6 +14,8 @@ export interface RouteEntry {
   auth: boolean;
   /** Declares a request body (only those routes read one). */
   body: boolean;
+  /** Declares query parameters (their schema validates them); a route that declares none takes none. */
+  query: boolean;
   /** Limited per client address even with credentials (the token exchange). */
   perAddress: boolean;
 }

@@ -7,6 +7,7 @@ import { errorCatalogue } from '../../common/errors.js';
 import { jobStatuses, waitReasons } from '../../common/job-status.js';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import { wireNumber } from '../../common/node-protocol/fields.js';
+import { parseTimelineCursor } from '../../common/device-lock/timeline.js';
 
 export const uuidParam = z.uuid();
 
@@ -24,6 +25,18 @@ const int4Query = () => z.coerce.number().int().min(0).max(INT4_MAX);
  */
 export const MAX_DATE_MS = 8.64e15;
 export const epochMsQuery = () => z.coerce.number().int().min(0).max(MAX_DATE_MS);
+
+/** A device-lock timeline page's cursor (common/device-lock/timeline.ts), as a query parameter. */
+export const timelineAfter = z
+  .string()
+  .max(100)
+  .refine((v) => parseTimelineCursor(v) !== null, 'not a cursor returned by this API')
+  .optional()
+  .openapi({ description: 'The `nextCursor` of the previous page' });
+
+export const timelineNextCursor = z.string().nullable().openapi({
+  description: 'Where the next page starts (`after`); null when this page reached the newest hold',
+});
 
 /** A page of an admin list: `limit` and the `after` cursor a previous page returned. */
 export const pageQuery = z

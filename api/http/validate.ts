@@ -15,6 +15,27 @@ function describe(issue: Issue, param: string): string {
   return param ? `${param}: ${issue.message}` : issue.message;
 }
 
+const samePath = (a: Issue, b: Issue) =>
+  a.path.length === b.path.length && a.path.every((p, i) => p === b.path[i]);
+
+/**
+ * The issue to report: the first, unless the same field also broke a tighter bound. Zod checks an
+ * integer against the safe-integer range as well as the schema's own bound, and `steps: 1e300` was
+ * answered "expected int to be <=9007199254740991" where the limit is 1,000,000.
+ */
+function reported(issues: readonly Issue[]): Issue {
+  const first = issues[0]!;
+  if (first.code !== 'too_big' && first.code !== 'too_small') return first;
+  let best = first;
+  for (const i of issues) {
+    if (i.code !== first.code || !samePath(i, first)) continue;
+    if (i.code === 'too_big' && best.code === 'too_big' && Number(i.maximum) < Number(best.maximum)) best = i;
+    if (i.code === 'too_small' && best.code === 'too_small' && Number(i.minimum) > Number(best.minimum))
+      best = i;
+  }
+  return best;
+}
+
 /**
  * Validates and returns the parsed value, or throws a 400 `invalid_request` whose `param` names the
  * first offending field (dotted path, as clients address it).
@@ -26,7 +47,7 @@ export function parseOrThrow<S extends z.ZodType>(
 ): z.output<S> {
   const r = schema.safeParse(data);
   if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
+  const issue = reported(r.error.issues);
   const param = paramOf(issue, prefix);
   throw new ApiError('invalid_request', describe(issue, param), param || null);
 }

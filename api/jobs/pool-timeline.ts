@@ -30,8 +30,10 @@ export interface PoolHold {
 export interface PoolTimeline {
   devices: PoolDevice[];
   holds: PoolHold[];
-  /** Handoffs from one job to another on the same device, within the window. */
+  /** Handoffs from one job to another on the same device, within the page. */
   switches: number;
+  /** The next page's cursor; null on the last. */
+  nextCursor: string | null;
 }
 
 /** The pool's devices, nodes lost included (their past holds are still history); null: no such pool. */
@@ -95,15 +97,20 @@ export async function readPoolTimeline(
   db: pg.Pool,
   locks: DeviceLockService,
   pool: string,
-  window: { since: number; limit: number },
+  window: { since: number; limit: number; after?: string | undefined },
 ): Promise<PoolTimeline | null> {
   const devices = await poolDevices(db, pool);
   if (!devices) return null;
   // Device ids in the lock are `<node id>/<index>` (worker-node/stage-loop.ts names them so).
   const ids = devices.map((d) => `${d.node}/${d.index}`);
   const page = ids.length
-    ? await locks.readTimeline({ devices: ids, since: window.since, limit: window.limit })
-    : { intervals: [] };
+    ? await locks.readTimeline({
+        devices: ids,
+        since: window.since,
+        limit: window.limit,
+        ...(window.after === undefined ? {} : { after: window.after }),
+      })
+    : { intervals: [], cursor: null };
   const jobIds = [...new Set(page.intervals.map((i) => i.job))].filter((j) => UUID.test(j));
   const labels = await jobLabels(db, jobIds);
   const holds = page.intervals.map((i): PoolHold => {
@@ -123,5 +130,5 @@ export async function readPoolTimeline(
       reason: i.reason,
     };
   });
-  return { devices, holds, switches: countSwitches(holds) };
+  return { devices, holds, switches: countSwitches(holds), nextCursor: page.cursor };
 }

@@ -10,7 +10,15 @@ import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { epochMsQuery, nodeListSchema, pageQuery, poolListSchema, uuidParam } from '../http/schemas.js';
+import {
+  epochMsQuery,
+  nodeListSchema,
+  pageQuery,
+  poolListSchema,
+  timelineAfter,
+  timelineNextCursor,
+  uuidParam,
+} from '../http/schemas.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -102,8 +110,15 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const timelineQuery = z.strictObject({
     since: epochMsQuery()
       .optional()
-      .openapi({ description: 'Only holds that started at or after this time (ms)' }),
-    limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+      .openapi({ description: 'Holds that ended at or after this time (ms), and those still open' }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(1000)
+      .openapi({ description: 'Holds a page lists at most (a grant of several devices is never split)' }),
+    after: timelineAfter,
   });
   const intervalSchema = z
     .object({
@@ -121,12 +136,13 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     method: 'get',
     path: '/v1/nodes/{id}/timeline',
     operationId: 'getNodeTimeline',
-    description: 'Device-lock holds on the node, oldest first, from `since` (ms).',
+    description:
+      'Device-lock holds on the node in the order they were granted, from `since` (ms), each with its end once it has ended; pages of `limit`, the next one `after` the `nextCursor`.',
     summary:
       'The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }), query: timelineQuery },
-    responses: { 200: json(z.object({ data: z.array(intervalSchema) })) },
+    responses: { 200: json(z.object({ data: z.array(intervalSchema), nextCursor: timelineNextCursor })) },
   });
   r.get('/v1/nodes/:id/timeline', requireRole('admin'), async (req, res) => {
     const q = parseOrThrow(timelineQuery, req.query);
@@ -134,7 +150,12 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     if (!uuidParam.safeParse(id).success) throw notFound('node');
     const node = await prisma.node.findUnique({ where: { id } });
     if (!node) throw notFound('node');
-    const page = await deps.locks.readTimeline({ devicePrefix: `${id}/`, since: q.since, limit: q.limit });
+    const page = await deps.locks.readTimeline({
+      devicePrefix: `${id}/`,
+      since: q.since,
+      limit: q.limit,
+      after: q.after,
+    });
     res.json({
       data: page.intervals.map((i) => ({
         device: Number(i.device.slice(id.length + 1)),
@@ -146,6 +167,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
         end: i.end === null ? null : new Date(i.end).toISOString(),
         reason: i.reason,
       })),
+      nextCursor: page.cursor,
     });
   });
 

@@ -207,17 +207,25 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     method: 'post',
     path: '/v1/jobs/{id}/preempt',
     operationId: 'preemptJob',
-    description: 'Admin: a placed or running job is asked to checkpoint and requeue; any other state is 404.',
+    description:
+      'Admin: a placed or running job is asked to checkpoint and requeue; a job in any other state is 409 `conflict`.',
     summary: 'Preempt a running job: it checkpoints, releases its devices and returns to the queue',
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }) },
+    errors: ['conflict'],
     responses: { 202: json(z.object({ jobId: z.uuid() }), 'Requested') },
   });
   r.post('/v1/jobs/:id/preempt', requireRole('admin'), async (req, res) => {
     const id = req.params.id as string;
     if (!uuidParam.safeParse(id).success) throw notFound('job');
     const queueSeq = await runHoldingDevices(pool, id);
-    if (queueSeq === null) throw notFound('running job');
+    if (queueSeq === null) {
+      // Told apart from a job that does not exist: an admin retrying it would wait for nothing.
+      const job = await pool.query(`SELECT status::text AS status FROM jobs WHERE id = $1`, [id]);
+      const status = job.rows[0]?.status as string | undefined;
+      if (status === undefined) throw notFound('job');
+      throw new ApiError('conflict', `job is ${status}: only a placed or running job can be preempted`);
+    }
     await sendControl(deps.redis, deps.names, { jobId: id, queueSeq, action: 'preempt' });
     res.status(202).json({ jobId: id });
   });

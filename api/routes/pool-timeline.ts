@@ -10,7 +10,7 @@ import { notFound } from '../../common/errors.js';
 import { poolNameSchema } from '../../common/job-spec.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { epochMsQuery } from '../http/schemas.js';
+import { epochMsQuery, timelineAfter, timelineNextCursor } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { readPoolTimeline } from '../jobs/pool-timeline.js';
 import type { ApiDeps } from '../deps.js';
@@ -28,7 +28,8 @@ const query = z.strictObject({
     .min(1)
     .max(10_000)
     .default(2000)
-    .openapi({ description: 'At most this many lock-timeline entries are read, oldest first' }),
+    .openapi({ description: 'Holds a page lists at most (a grant of several devices is never split)' }),
+  after: timelineAfter,
 });
 
 const deviceSchema = z
@@ -61,7 +62,11 @@ const timelineSchema = z
     now: z.iso.datetime(),
     devices: z.array(deviceSchema),
     data: z.array(holdSchema),
-    switches: z.number().int().openapi({ description: 'Handoffs between two jobs on one device' }),
+    switches: z
+      .number()
+      .int()
+      .openapi({ description: 'Handoffs between two jobs on one device, on this page' }),
+    nextCursor: timelineNextCursor,
   })
   .openapi('PoolTimeline');
 
@@ -74,7 +79,7 @@ export function poolTimelineRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Ro
     path: '/v1/pools/{name}/timeline',
     operationId: 'getPoolTimeline',
     description:
-      'Each device of the pool, and every device-lock hold on them since `since`, oldest first, with the job, its tenant and the stage; open holds have no `end`.',
+      'Each device of the pool, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.',
     summary: "A pool's device-lock timeline: who held each device, when, in which stage",
     tags: ['nodes'],
     request: { params, query },
@@ -86,7 +91,11 @@ export function poolTimelineRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Ro
     const q = parseOrThrow(query, req.query);
     const now = Date.now();
     const since = q.since ?? now - DEFAULT_WINDOW_MS;
-    const t = await readPoolTimeline(deps.db.pool, deps.locks, p.data.name, { since, limit: q.limit });
+    const t = await readPoolTimeline(deps.db.pool, deps.locks, p.data.name, {
+      since,
+      limit: q.limit,
+      after: q.after,
+    });
     if (!t) throw notFound('pool');
     res.json({
       pool: p.data.name,
@@ -95,6 +104,7 @@ export function poolTimelineRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Ro
       devices: t.devices,
       data: t.holds.map((h) => ({ ...h, start: iso(h.start), end: h.end === null ? null : iso(h.end) })),
       switches: t.switches,
+      nextCursor: t.nextCursor,
     });
   });
   return r;

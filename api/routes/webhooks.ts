@@ -21,19 +21,8 @@ import { uuidParam } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { newSecret } from '../../webhooks/signing.js';
 import { checkWebhookUrl, UrlRefused } from '../../webhooks/url-policy.js';
+import { webhookEventTypes } from '../../webhooks/events.js';
 import type { ApiDeps } from '../deps.js';
-
-export const webhookEventTypes = [
-  'job.queued',
-  'job.admitted',
-  'job.placed',
-  'job.running',
-  'job.preempted',
-  'job.checkpoint',
-  'job.succeeded',
-  'job.failed',
-  'job.cancelled',
-] as const;
 
 const MAX_ENDPOINTS_PER_TENANT = 20;
 const REPLAY_WINDOW = '72 hours';
@@ -44,8 +33,17 @@ const createEndpointSchema = z
     events: z
       .array(z.enum(webhookEventTypes))
       .max(webhookEventTypes.length)
+      // A repeat is a mistake in the caller's list (a copy meant as another type, perhaps), not
+      // something to store as given or to drop without saying.
+      .superRefine((events, ctx) => {
+        const i = events.findIndex((e, at) => events.indexOf(e) < at);
+        if (i >= 0) ctx.addIssue({ code: 'custom', path: [i], message: `"${events[i]}" is listed twice` });
+      })
       .default([])
-      .openapi({ description: 'Event types to deliver; empty = all' }),
+      .openapi({
+        description: 'Event types to deliver, each at most once; empty or absent = all of these types',
+        uniqueItems: true,
+      }),
     description: z.string().max(256).optional(),
   })
   .openapi('CreateWebhookEndpoint');
@@ -139,7 +137,8 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     path: '/v1/webhooks',
     summary: 'Register a webhook endpoint',
     description:
-      'Every job event of yours (or those in `events`) is POSTed to `url`, signed per Standard Webhooks ' +
+      'Every job event of yours of a type in `events` (none listed: of every type it accepts; other event ' +
+      'types are not sent) is POSTed to `url`, signed per Standard Webhooks ' +
       '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, ' +
       'retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused ' +
       'unless the operator allows them.',

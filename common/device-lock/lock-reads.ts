@@ -2,8 +2,17 @@
 // no scripts: a process that only observes locks needs nothing else.
 import type { Redis } from 'ioredis';
 import { deviceKey, type LockKeys } from './keys.js';
-import { intervalsFromEntries, openInterval, type DeviceFilter, type StreamEntry } from './timeline.js';
-import type { DeviceState, TimelinePage, TimelineQuery, WaiterInfo } from './types.js';
+import {
+  encodeTimelineCursor,
+  holdKey,
+  holdsOf,
+  openInterval,
+  parseTimelineCursor,
+  recordsOf,
+  type DeviceFilter,
+  type StreamEntry,
+} from './timeline.js';
+import type { DeviceState, TimelineInterval, TimelinePage, TimelineQuery, WaiterInfo } from './types.js';
 
 /** A waiter's record in the waiter-data hash (see lua/includes/lock-core.lua). */
 interface WaiterRecord {
@@ -59,26 +68,124 @@ export async function listWaiters(redis: Redis, keys: LockKeys): Promise<WaiterI
   return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);
 }
 
-/** Grant intervals from the timeline, oldest first, one per device per grant. */
+/** Stream entries read per call while a page fills or looks for its holds' ends. */
+const CHUNK = 512;
+/**
+ * Entries one page reads at most to fill itself (the stream's default length): one node's holds
+ * may be few among a busy cluster's. A page that stops here has fewer holds and a cursor.
+ */
+const SCAN_BUDGET = 100_000;
+
+/** The stream from `start` on, a chunk at a time, until `each` says stop or the stream ends. */
+async function scan(
+  redis: Redis,
+  keys: LockKeys,
+  start: string,
+  each: (entry: StreamEntry) => boolean,
+): Promise<{ ended: boolean }> {
+  for (let from = start; ;) {
+    const entries = (await redis.xrange(keys.timeline, from, '+', 'COUNT', CHUNK)) as StreamEntry[];
+    for (const e of entries) if (!each(e)) return { ended: false };
+    const last = entries[entries.length - 1];
+    if (entries.length < CHUNK || !last) return { ended: true };
+    from = `(${last[0]}`;
+  }
+}
+
+/**
+ * Holds from the timeline in the order they were granted, one per device per grant, at most
+ * `limit` of the wanted devices' (a grant of several devices is never split across pages), each
+ * with its end when it has ended — found further on in the stream if need be, so that a page
+ * never shows an ended hold as open. A hold granted before the window (`since`, or the oldest
+ * entry kept) is listed where its end was written; on the first page, one still open too.
+ */
 export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuery): Promise<TimelinePage> {
   const limit = q.limit ?? 1000;
-  const start = q.after ? `(${q.after}` : q.since !== undefined ? String(Math.floor(q.since)) : '-';
-  const entries = (await redis.xrange(keys.timeline, start, '+', 'COUNT', limit)) as StreamEntry[];
+  const cursor = q.after === undefined ? null : parseTimelineCursor(q.after);
+  if (q.after !== undefined && !cursor) throw new TypeError(`not a timeline cursor: ${q.after}`);
   const only = q.devices ? new Set(q.devices) : null;
   const prefix = q.devicePrefix;
   const wanted: DeviceFilter =
     only || prefix ? (d) => (!only || only.has(d)) && (!prefix || d.startsWith(prefix)) : null;
-  const intervals = intervalsFromEntries(entries, wanted);
-  if (q.since !== undefined && !q.after) {
-    // Holds granted before `since` and still open have no entry in the window: add them.
-    const seen = new Set(intervals.map((i) => `${i.device}\u0000${i.token}`));
+  const start = cursor ? `(${cursor.entry}` : q.since !== undefined ? String(Math.floor(q.since)) : '-';
+  let floor = cursor?.floor;
+
+  // 1. Fill the page, an entry at a time.
+  const intervals: TimelineInterval[] = [];
+  const byKey = new Map<string, TimelineInterval>();
+  let lastEntry: string | null = null;
+  let scanned = 0;
+  let full = false;
+  const { ended } = await scan(redis, keys, start, ([id, flat]) => {
+    const added: TimelineInterval[] = [];
+    const closed: [TimelineInterval, TimelineInterval][] = [];
+    for (const rec of recordsOf(flat))
+      for (const h of holdsOf(rec, wanted)) {
+        const held = byKey.get(h.key) ?? added.find((i) => holdKey(i.device, i.token) === h.key);
+        if (h.ends && held) closed.push([held, h.interval]);
+        else if (!h.ends) {
+          floor ??= h.interval.start;
+          added.push(h.interval);
+        }
+        // An end whose grant these pages did not read: listed here if it was granted before the
+        // window (TimelineCursor); otherwise an earlier page listed it.
+        else if (floor === undefined || h.interval.start < floor) added.push(h.interval);
+      }
+    if (intervals.length > 0 && intervals.length + added.length > limit) {
+      full = true;
+      return false;
+    }
+    for (const [held, end] of closed) {
+      held.end = end.end;
+      held.reason = end.reason;
+    }
+    for (const i of added) {
+      intervals.push(i);
+      byKey.set(holdKey(i.device, i.token), i);
+    }
+    lastEntry = id;
+    if (intervals.length >= limit) full = true;
+    return !full && ++scanned < SCAN_BUDGET;
+  });
+
+  // 2. Ends of the page's open holds: none while the device still has it, else further on.
+  const open = intervals.filter((i) => i.end === null);
+  if (open.length > 0) {
+    const states = await Promise.all(
+      [...new Set(open.map((i) => i.device))].map((d) => inspectDevice(redis, keys, d)),
+    );
+    const current = new Set(states.flatMap((st) => (st.hold ? [holdKey(st.device, st.hold.token)] : [])));
+    const ending = new Map(
+      open
+        .filter((i) => !current.has(holdKey(i.device, i.token)))
+        .map((i) => [holdKey(i.device, i.token), i]),
+    );
+    if (ending.size > 0 && lastEntry !== null)
+      await scan(redis, keys, `(${lastEntry}`, ([, flat]) => {
+        for (const rec of recordsOf(flat))
+          for (const h of holdsOf(rec, wanted)) {
+            const i = h.ends ? ending.get(h.key) : undefined;
+            if (!i) continue;
+            i.end = h.interval.end;
+            i.reason = h.interval.reason;
+            ending.delete(h.key);
+          }
+        return ending.size > 0;
+      });
+  }
+
+  // 3. Holds granted before `since` and still open have no entry in the window: add them.
+  if (q.since !== undefined && !cursor) {
     const held = (q.devices ?? (await redis.zrange(keys.leases, 0, -1))).filter((d) => !wanted || wanted(d));
     for (const state of await Promise.all(held.map((d) => inspectDevice(redis, keys, d)))) {
       const hold = state.hold;
-      if (!hold || hold.grantedAt >= q.since || seen.has(`${state.device}\u0000${hold.token}`)) continue;
+      if (!hold || hold.grantedAt >= q.since || byKey.has(holdKey(state.device, hold.token))) continue;
       intervals.unshift(openInterval(state.device, hold));
     }
   }
-  const last = entries[entries.length - 1];
-  return { intervals, cursor: entries.length === limit && last ? last[0] : null };
+  const more = full || (!ended && scanned >= SCAN_BUDGET);
+  return {
+    intervals,
+    cursor: more && lastEntry !== null ? encodeTimelineCursor({ entry: lastEntry, floor }) : null,
+  };
 }

@@ -4,7 +4,7 @@
 // array of their tokens, h holder, j job, s stage, w waiter id, a start (ms), b end (ms; '' in
 // a grant), r reason ('' in a grant). Entries and their records are in ownership order. An end
 // record repeats the grant's fields, so an interval whose grant fell outside the window read
-// (or was trimmed by MAXLEN) is still complete.
+// (or was trimmed by MAXLEN) is still complete. Reads and pages: lock-reads.ts.
 import type { DeviceHold, EndReason, TimelineInterval } from './types.js';
 
 export type StreamEntry = [id: string, fields: string[]];
@@ -23,28 +23,23 @@ export function recordsOf(flat: readonly string[]): Map<string, string>[] {
 /** Which devices a read wants; null = all. */
 export type DeviceFilter = ((device: string) => boolean) | null;
 
-export function intervalsFromEntries(
-  entries: readonly StreamEntry[],
+/** A record's holds on the devices a read wants, each with whether the record ends it. */
+export function holdsOf(
+  f: Map<string, string>,
   wanted: DeviceFilter,
-): TimelineInterval[] {
-  const byKey = new Map<string, TimelineInterval>();
-  const out: TimelineInterval[] = [];
-  for (const f of entries.flatMap(([, flat]) => recordsOf(flat))) {
-    const devices = JSON.parse(f.get('d') ?? '[]') as string[];
-    const tokens = JSON.parse(f.get('t') ?? '[]') as number[];
-    const endAt = f.get('e') === 'end' ? Number(f.get('b')) : null;
-    const reason = endAt === null ? null : (f.get('r') as EndReason);
-    devices.forEach((device, i) => {
-      if (wanted && !wanted(device)) return;
-      const token = Number(tokens[i]);
-      const key = `${device}\u0000${token}`;
-      const open = byKey.get(key);
-      if (open && endAt !== null) {
-        open.end = endAt;
-        open.reason = reason;
-        return;
-      }
-      const interval: TimelineInterval = {
+): { key: string; ends: boolean; interval: TimelineInterval }[] {
+  const devices = JSON.parse(f.get('d') ?? '[]') as string[];
+  const tokens = JSON.parse(f.get('t') ?? '[]') as number[];
+  const endAt = f.get('e') === 'end' ? Number(f.get('b')) : null;
+  const reason = endAt === null ? null : (f.get('r') as EndReason);
+  const out: { key: string; ends: boolean; interval: TimelineInterval }[] = [];
+  devices.forEach((device, i) => {
+    if (wanted && !wanted(device)) return;
+    const token = Number(tokens[i]);
+    out.push({
+      key: holdKey(device, token),
+      ends: endAt !== null,
+      interval: {
         device,
         job: f.get('j') ?? '',
         stage: f.get('s') ?? '',
@@ -54,12 +49,32 @@ export function intervalsFromEntries(
         start: Number(f.get('a')),
         end: endAt,
         reason,
-      };
-      byKey.set(key, interval);
-      out.push(interval);
+      },
     });
-  }
+  });
   return out;
+}
+
+/** A hold is one grant of one device: its device and fencing token. */
+export const holdKey = (device: string, token: number): string => `${device}\u0000${token}`;
+
+/**
+ * A page's cursor: the last stream entry it read, and when the first hold granted in the pages read
+ * so far began (unset until one was). Grants are written in time order, so a hold that began
+ * before it was granted before the first page's window: it is listed where its end was written,
+ * on whichever page that falls; any other hold where it was granted.
+ */
+export interface TimelineCursor {
+  entry: string;
+  floor: number | undefined;
+}
+
+export const encodeTimelineCursor = (c: TimelineCursor): string => `${c.entry}~${c.floor ?? ''}`;
+
+/** The cursor a page returned, or null for anything else. */
+export function parseTimelineCursor(raw: string): TimelineCursor | null {
+  const m = /^(\d{1,15}-\d{1,15})~(\d{1,15})?$/.exec(raw);
+  return m ? { entry: m[1]!, floor: m[2] === undefined ? undefined : Number(m[2]) } : null;
 }
 
 export function openInterval(device: string, hold: DeviceHold): TimelineInterval {

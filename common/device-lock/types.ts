@@ -107,7 +107,7 @@ export interface TimelineInterval {
   waiterId: string;
   token: number;
   start: number;
-  /** null while the device is still held (as far as the entries read show). */
+  /** null while the device is still held. */
   end: number | null;
   reason: EndReason | null;
 }
@@ -118,15 +118,15 @@ export interface TimelineQuery {
   devicePrefix?: string;
   /** Server time (ms): intervals that end at or after it, plus holds still open since before it. */
   since?: number;
-  /** Stream cursor from a previous page (exclusive). */
+  /** The cursor of a previous page (lock-reads.ts `readTimeline`). */
   after?: string;
-  /** Maximum stream entries read (default 1000). */
+  /** Holds a page lists at most (default 1000). */
   limit?: number;
 }
 
 export interface TimelinePage {
   intervals: TimelineInterval[];
-  /** Pass as `after` to read on; null when the stream was read to its end. */
+  /** Pass as `after` to read on; null when the page reached the stream's end. */
   cursor: string | null;
 }
 

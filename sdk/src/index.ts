@@ -31,17 +31,34 @@ export interface ClientOptions {
   token?: string | (() => string | Promise<string>);
   fetch?: typeof globalThis.fetch;
   /**
-   * Retries of what the API asks to be retried (sdk/src/retry.ts): a 429 after its Retry-After, and
-   * for requests safe to send twice a 502/503/504 or a failed connection. Default: 2 retries.
+   * Retries of what may succeed later (sdk/src/retry.ts): a `rate_limited` 429 after its
+   * Retry-After (never a `quota_exceeded` one), and for requests safe to send twice a 502/503/504 or
+   * a failed connection. Default: 2 retries.
    */
   retry?: RetryOptions;
 }
 
+/**
+ * What a fetch threw instead of answering, and for which request. Marked where fetch is called so
+ * that `unwrap` turns these, and only these, into `unreachable`: an error of the caller's token
+ * function is not the API's absence. The thrown value stays as it is for callers of the bare client.
+ */
+const notAnswered = new WeakMap<object, Request>();
+
 export function createTimeshareClient(options: ClientOptions): TimeshareClient {
   const inner = options.fetch ?? globalThis.fetch;
+  const send = async (request: Request): Promise<Response> => {
+    try {
+      return await inner(request);
+    } catch (err) {
+      // An abort is the caller's own doing and keeps its AbortError.
+      if (!request.signal.aborted && typeof err === 'object' && err !== null) notAnswered.set(err, request);
+      throw err;
+    }
+  };
   const client = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    fetch: retryingFetch((request) => inner(request), options.retry),
+    fetch: retryingFetch(send, options.retry),
   });
   const { token } = options;
   if (token !== undefined) {
@@ -56,7 +73,10 @@ export function createTimeshareClient(options: ClientOptions): TimeshareClient {
   return client;
 }
 
-/** An error answer of the API (or of something in front of it that did not answer JSON). */
+/**
+ * An error answer of the API (or of something in front of it that did not answer JSON), or no
+ * answer at all: `status` 0, `code` `unreachable`, the fetch's error as `cause`.
+ */
 export class TimeshareError extends Error {
   constructor(
     readonly status: number,
@@ -64,9 +84,25 @@ export class TimeshareError extends Error {
     message: string,
     readonly type: string = 'api_error',
     readonly param: string | null = null,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'TimeshareError';
+  }
+
+  /** The request got no answer (refused, reset, unresolvable host, TLS failure…), retries included. */
+  static unreachable(request: Request, cause: unknown): TimeshareError {
+    // undici says only "fetch failed"; what failed (e.g. connect ECONNREFUSED) is its cause.
+    const inner = (cause as { cause?: { message?: unknown } }).cause?.message;
+    const why = typeof inner === 'string' ? inner : cause instanceof Error ? cause.message : String(cause);
+    return new TimeshareError(
+      0,
+      'unreachable',
+      `cannot reach the API (${request.method} ${request.url}): ${why}`,
+      'api_connection_error',
+      null,
+      cause,
+    );
   }
 
   static from(status: number, body: unknown): TimeshareError {
@@ -77,11 +113,21 @@ export class TimeshareError extends Error {
   }
 }
 
-/** The data of a successful answer, or a thrown TimeshareError: `await unwrap(client.GET(...))`. */
+/**
+ * The data of a successful answer, or a thrown TimeshareError — for an error answer, or for none
+ * (`unreachable`): `await unwrap(client.GET(...))`.
+ */
 export async function unwrap<T>(
   call: Promise<{ data?: T; error?: unknown; response: Response }>,
 ): Promise<T> {
-  const { data, error, response } = await call;
+  let answer: Awaited<typeof call>;
+  try {
+    answer = await call;
+  } catch (err) {
+    const request = typeof err === 'object' && err !== null ? notAnswered.get(err) : undefined;
+    throw request ? TimeshareError.unreachable(request, err) : err;
+  }
+  const { data, error, response } = answer;
   if (!response.ok) throw TimeshareError.from(response.status, error);
   return data as T;
 }

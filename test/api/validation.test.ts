@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -103,6 +104,52 @@ describe('bad input is a 400/413 with a stable code, and writes nothing', () => 
     }
     const ev = await t.as(h.http.get(`/v1/jobs/${job.id}/events?after=abc`)).expect(400);
     assert.equal(ev.body.error.param, 'after');
+  });
+
+  test('a number far past a bound is answered with that bound, not the safe-integer range', async () => {
+    const steps = await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'huge', workflow: { task: { name: 'addition' }, steps: 1e300 } })
+      .expect(400);
+    assert.equal(steps.body.error.param, 'workflow.steps');
+    assert.match(steps.body.error.message, /<=1000000\b/);
+    const quota = await h
+      .admin(h.http.put(`/v1/tenants/${t.id}/quota`))
+      .send({ maxActiveJobs: 1e20 })
+      .expect(400);
+    assert.equal(quota.body.error.param, 'maxActiveJobs');
+    assert.match(quota.body.error.message, /<=1000000\b/);
+  });
+
+  test('preempting a job that holds no devices is a 409, told apart from one that does not exist', async () => {
+    const job = (await t.as(h.http.post('/v1/jobs')).send(minimal).expect(201)).body;
+    const queued = await h.admin(h.http.post(`/v1/jobs/${job.id}/preempt`)).expect(409);
+    assert.equal(queued.body.error.code, 'conflict');
+    assert.match(queued.body.error.message, /queued/);
+    const missing = await h.admin(h.http.post(`/v1/jobs/${randomUUID()}/preempt`)).expect(404);
+    assert.equal(missing.body.error.code, 'not_found');
+  });
+
+  test('a query parameter a route does not declare, or a query that does not decode, is a 400', async () => {
+    for (const [path, param] of [
+      ['/v1/usage?foo=bar', 'foo'],
+      ['/v1/jobs?name=%E0%A4%A', 'query'],
+      ['/v1/jobs?bad%ZZ=1', 'query'],
+    ] as const) {
+      const res = await t.as(h.http.get(path)).expect(400);
+      assert.equal(res.body.error.code, 'invalid_request', path);
+      assert.equal(res.body.error.param, param, path);
+    }
+    const job = (await t.as(h.http.post('/v1/jobs')).send(minimal).expect(201)).body;
+    assert.equal(
+      (await t.as(h.http.get(`/v1/jobs/${job.id}?verbose=1`)).expect(400)).body.error.param,
+      'verbose',
+    );
+    const before = await rowCounts();
+    await t.as(h.http.post(`/v1/jobs/${job.id}/cancel?force=1`)).expect(400);
+    assert.deepEqual(await rowCounts(), before, 'refused before the route ran');
+    await t.as(h.http.get('/v1/usage')).expect(200);
+    await t.as(h.http.get('/v1/jobs?name=caf%C3%A9+au+lait')).expect(200);
   });
 
   test('an over-long Idempotency-Key → 400 naming the header', async () => {

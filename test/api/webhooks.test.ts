@@ -34,6 +34,18 @@ test('URLs on loopback or private addresses, or not http(s), are refused with pa
   assert.equal(unknownEvent.body.error.param, 'events.0');
 });
 
+test('an event type listed twice is refused, naming the repeat, and nothing is stored', async () => {
+  const c = await h.createTenant();
+  const r = await c
+    .as(h.http.post('/v1/webhooks'))
+    .send({ url: 'https://93.184.216.34/hook', events: ['job.failed', 'job.queued', 'job.failed'] })
+    .expect(400);
+  assert.equal(r.body.error.code, 'invalid_request');
+  assert.equal(r.body.error.param, 'events.2');
+  assert.match(r.body.error.message, /job\.failed/);
+  assert.deepEqual((await c.as(h.http.get('/v1/webhooks')).expect(200)).body.data, []);
+});
+
 test("an endpoint is its tenant's only: listing, deliveries, replay and delete are 404 to others", async () => {
   const created = await a
     .as(h.http.post('/v1/webhooks'))

@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { createTimeshareClient, TimeshareError, unwrap } from '../../sdk/src/index.js';
 import { buildOpenApiDocument } from '../../api/openapi-document.js';
 import { startHarness, type Harness } from '../helpers/api-harness.js';
@@ -55,4 +56,49 @@ test('the SDK drives the API end to end with typed calls and typed errors', asyn
     return true;
   });
   await assert.rejects(unwrap(anonymous.GET('/v1/usage')), { status: 401, code: 'unauthorized' });
+});
+
+/** A port that was just free: nothing listens there, so a connection is refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test('an API nobody answers for is a TimeshareError unreachable, after the retries, with its cause', async () => {
+  let sent = 0;
+  const client = createTimeshareClient({
+    baseUrl: `http://127.0.0.1:${await closedPort()}`,
+    token: 't',
+    fetch: (input, init) => {
+      sent++;
+      return fetch(input, init);
+    },
+    retry: { sleep: async () => undefined },
+  });
+  await assert.rejects(unwrap(client.GET('/v1/jobs')), (err: unknown) => {
+    assert.ok(err instanceof TimeshareError, String(err));
+    assert.equal(err.code, 'unreachable');
+    assert.equal(err.status, 0, 'no answer, so no HTTP status');
+    assert.equal(err.type, 'api_connection_error');
+    assert.match(err.message, /GET http:\/\/127\.0\.0\.1:\d+\/v1\/jobs.*ECONNREFUSED/);
+    assert.ok(err.cause instanceof TypeError);
+    assert.equal((err.cause.cause as { code?: string }).code, 'ECONNREFUSED');
+    return true;
+  });
+  assert.equal(sent, 3, 'a read is tried again before giving up');
+
+  // The caller's own abort, or its token function failing, is not the API being unreachable.
+  await assert.rejects(unwrap(client.GET('/v1/jobs', { signal: AbortSignal.abort() })), {
+    name: 'AbortError',
+  });
+  const noToken = createTimeshareClient({
+    baseUrl: `http://127.0.0.1:${await closedPort()}`,
+    token: () => {
+      throw new TypeError('no token stored');
+    },
+  });
+  await assert.rejects(unwrap(noToken.GET('/v1/jobs')), { name: 'TypeError', message: 'no token stored' });
 });

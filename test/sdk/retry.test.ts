@@ -1,7 +1,9 @@
 /**
- * The SDK retries what the API asks to be retried (sdk/src/retry.ts): a 429 always, after its
- * Retry-After (the rate limiter refuses before anything is done); a 502/503/504 or a failed
- * connection only for requests safe to send twice (reads, PUT/DELETE, a keyed submission).
+ * The SDK retries what the API asks to be retried (sdk/src/retry.ts): a `rate_limited` 429 always,
+ * after its Retry-After (the rate limiter refuses before anything is done), never a
+ * `quota_exceeded` one (it stays refused until the tenant's jobs finish or its quota is raised); a
+ * 502/503/504 or a failed connection only for requests safe to send twice (reads, PUT/DELETE, a
+ * keyed submission); never a request its caller aborted.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,20 +12,25 @@ import { retryingFetch } from '../../sdk/src/retry.js';
 import { startHarness, type Harness } from '../helpers/api-harness.js';
 
 /** A fetch that answers from a script, one entry per call, and records what it was sent. */
-function scripted(answers: (number | 'refused')[], retryAfter = '') {
+function scripted(answers: (number | 'refused')[], retryAfter = '', body = '{}') {
   const seen: { method: string; key: string | null; body: string }[] = [];
   const fetch = async (r: Request) => {
     seen.push({ method: r.method, key: r.headers.get('Idempotency-Key'), body: await r.text() });
+    if (r.signal.aborted) throw r.signal.reason;
     const a = answers[seen.length - 1] ?? 200;
     if (a === 'refused') throw new TypeError('fetch failed');
-    return new Response('{}', { status: a, headers: retryAfter ? { 'Retry-After': retryAfter } : {} });
+    return new Response(body, { status: a, headers: retryAfter ? { 'Retry-After': retryAfter } : {} });
   };
   return { fetch, seen };
 }
 
-test('a 429 is retried for any request, after its Retry-After', async () => {
+/** An error body as the API writes it (common/errors.ts). */
+const errorBody = (code: string) =>
+  JSON.stringify({ error: { type: 'rate_limit_error', code, message: code, param: null } });
+
+test('a rate_limited 429 is retried for any request, after its Retry-After', async () => {
   const waits: number[] = [];
-  const s = scripted([429, 429, 201], '3');
+  const s = scripted([429, 429, 201], '3', errorBody('rate_limited'));
   const f = retryingFetch(s.fetch, { sleep: async (ms) => void waits.push(ms) });
   const res = await f(new Request('http://x/v1/jobs', { method: 'POST', body: '{"name":"a"}' }));
   assert.equal(res.status, 201);
@@ -33,6 +40,39 @@ test('a 429 is retried for any request, after its Retry-After', async () => {
     ['{"name":"a"}', '{"name":"a"}', '{"name":"a"}'],
     'each attempt sends the whole body',
   );
+  // A 429 the API did not write (a limiter in front of it) is taken as a rate limit too.
+  const proxied = scripted([429, 201], '1', 'Too Many Requests');
+  const res2 = await retryingFetch(proxied.fetch, { sleep: async () => undefined })(
+    new Request('http://x/v1/jobs', { method: 'POST', body: '{}' }),
+  );
+  assert.equal(res2.status, 201);
+  assert.equal(proxied.seen.length, 2);
+});
+
+test('a quota_exceeded 429 is answered at once, body intact, whatever the method', async () => {
+  for (const request of [
+    new Request('http://x/v1/jobs', { method: 'POST', body: '{"name":"a"}' }),
+    new Request('http://x/v1/jobs', { method: 'POST', headers: { 'Idempotency-Key': 'k' }, body: '{}' }),
+    new Request('http://x/v1/jobs'),
+  ]) {
+    const waits: number[] = [];
+    const s = scripted([429, 201], '', errorBody('quota_exceeded'));
+    const res = await retryingFetch(s.fetch, { sleep: async (ms) => void waits.push(ms) })(request);
+    assert.equal(res.status, 429);
+    const body = (await res.json()) as { error: { code: string } };
+    assert.equal(body.error.code, 'quota_exceeded', 'the caller still reads the body');
+    assert.equal(s.seen.length, 1, request.method);
+    assert.deepEqual(waits, []);
+  }
+});
+
+test('a request its caller aborted is not sent again', async () => {
+  const s = scripted([200]);
+  const request = new Request('http://x/v1/jobs', { signal: AbortSignal.abort() });
+  await assert.rejects(retryingFetch(s.fetch, { sleep: async () => undefined })(request), {
+    name: 'AbortError',
+  });
+  assert.equal(s.seen.length, 1);
 });
 
 test('a 503 or a refused connection is retried only where sending twice is safe', async () => {
@@ -109,3 +149,21 @@ test(
     assert.ok(statuses.includes(429), `statuses: ${statuses}`);
   },
 );
+
+test('against the API: a submission over the quota is sent once', async () => {
+  const t = await h.createTenant(undefined, { maxActiveJobs: 0 });
+  let sent = 0;
+  const client = createTimeshareClient({
+    baseUrl: h.api.url,
+    token: t.token,
+    fetch: (input, init) => {
+      sent++;
+      return fetch(input, init);
+    },
+  });
+  await assert.rejects(
+    unwrap(client.POST('/v1/jobs', { body: { name: 'over', workflow: { task: { name: 'addition' } } } })),
+    { name: 'TimeshareError', status: 429, code: 'quota_exceeded' },
+  );
+  assert.equal(sent, 1, 'sent once: a retry would only be refused again');
+});

@@ -13,6 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { startCluster, waitFor, waitForStatus, eventsOf, type Cluster } from '../helpers/cluster.js';
 import { startProcess, type Proc } from '../helpers/processes.js';
 import type { TestTenant } from '../helpers/api-harness.js';
+import { webhookEventTypes } from '../../webhooks/events.js';
 
 interface Received {
   path: string;
@@ -104,13 +105,19 @@ const job = (name: string, extra: Record<string, unknown> = {}) => ({
   },
 });
 
-/** Every event of the job reached `path` with a valid signature; returns the payloads in order. */
+/**
+ * Every event of the job of a subscribable type reached `path` with a valid signature, and no other
+ * (`job.plan_fitted` and the like are not sent); returns the payloads in order.
+ */
 async function deliveredEvents(path: string, secret: string, jobId: string) {
-  const events = (await eventsOf(c, t, jobId)) as unknown as {
-    id: string;
-    type: string;
-    createdAt: string;
-  }[];
+  const subscribable: readonly string[] = webhookEventTypes;
+  const events = (
+    (await eventsOf(c, t, jobId)) as unknown as {
+      id: string;
+      type: string;
+      createdAt: string;
+    }[]
+  ).filter((e) => subscribable.includes(e.type));
   const wh = new Webhook(secret);
   const got = await waitFor(
     `every event of ${jobId} at ${path}`,
@@ -126,6 +133,12 @@ async function deliveredEvents(path: string, secret: string, jobId: string) {
       return events.every((e) => ids.has(e.id)) ? mine : null;
     },
     30_000,
+  );
+  const others = got.filter((x) => !subscribable.includes(x.payload.type));
+  assert.deepEqual(
+    others.map((x) => x.payload.type),
+    [],
+    'only subscribable types are sent',
   );
   return { events, got };
 }

@@ -47,3 +47,46 @@ test('fan-out pages through every event, is idempotent, and moves the cursor onl
   assert.equal(listed.body.data.length, 5);
   assert.ok(listed.body.data.every((d: { status: string; eventType: string }) => d.status === 'pending'));
 });
+
+test('an endpoint with no events gets every subscribable type and no other', async () => {
+  const pool = h.api.deps.db.pool;
+  await ensureCursor(pool);
+  const t = await h.createTenant();
+  const all = await t.as(h.http.post('/v1/webhooks')).send({ url: 'https://93.184.216.34/all' }).expect(201);
+  assert.deepEqual(all.body.events, []);
+  const job = await t
+    .as(h.http.post('/v1/jobs'))
+    .send({ name: 'all-types', workflow: { task: { name: 'addition' } } })
+    .expect(201);
+  // The nine types docs/api.md lists (the submission wrote job.queued), then types the scheduler
+  // and workers record for people and dashboards, which no endpoint can ask for by name.
+  const subscribable = [
+    'job.queued',
+    'job.admitted',
+    'job.placed',
+    'job.running',
+    'job.preempted',
+    'job.checkpoint',
+    'job.succeeded',
+    'job.failed',
+    'job.cancelled',
+  ];
+  for (const type of [...subscribable.slice(1), 'job.plan_fitted', 'job.preempting', 'job.rebalanced'])
+    await pool.query('INSERT INTO job_events (job_id, type, data) VALUES ($1, $2, $3)', [
+      job.body.id,
+      type,
+      '{}',
+    ]);
+  const refused = await t
+    .as(h.http.post('/v1/webhooks'))
+    .send({ url: 'https://93.184.216.34/fitted', events: ['job.plan_fitted'] })
+    .expect(400);
+  assert.equal(refused.body.error.param, 'events.0');
+
+  await fanOut(pool, { limit: 100, maxAgeHours: 72 });
+  const listed = await t.as(h.http.get(`/v1/webhooks/${all.body.id}/deliveries`)).expect(200);
+  assert.deepEqual(
+    listed.body.data.map((d: { eventType: string }) => d.eventType).sort(),
+    [...subscribable].sort(),
+  );
+});

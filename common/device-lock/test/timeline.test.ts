@@ -80,8 +80,86 @@ describe('device lock: timeline', () => {
       if (!page.cursor) break;
       after = page.cursor;
     }
-    // A hold split across pages shows up open on one page and closed on the next.
-    assert.deepEqual([...new Set(seen)], ['short-0', 'short-1', 'short-2', 'short-3', 'short-4', 'later']);
+    assert.deepEqual(seen, ['short-0', 'short-1', 'short-2', 'short-3', 'short-4', 'later']);
     await locks.release(long);
+  });
+
+  // Found by a user: `limit` counted stream entries (a grant and an end are two) across every node
+  // before keeping one node's, so `limit=1` showed a hold that had ended as open, and the pages
+  // after it could not be asked for.
+  it("counts the wanted devices' holds, each with its end, once across pages", async () => {
+    const locks = fx.service();
+    for (let i = 0; i < 6; i++)
+      for (const node of ['a', 'b', 'c'])
+        await locks.release(await locks.acquire(req([`${node}/0`, `${node}/1`], `${node}-${i}`)));
+    const held = await locks.acquire(req(['a/0'], 'a-open'));
+
+    const first = await locks.readTimeline({ devicePrefix: 'a/', limit: 1 });
+    assert.deepEqual(
+      first.intervals.map((i) => [i.job, i.device, i.reason]),
+      [
+        ['a-0', 'a/0', 'released'],
+        ['a-0', 'a/1', 'released'],
+      ],
+      'a grant of two devices is listed whole (never split across pages)',
+    );
+    assert.ok(first.intervals.every((i) => i.end !== null && i.end >= i.start));
+
+    for (const limit of [2, 3, 5, 100]) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      do {
+        const page = await locks.readTimeline({ devicePrefix: 'a/', limit, ...(after ? { after } : {}) });
+        assert.ok(page.intervals.length <= limit, `${page.intervals.length} holds > limit ${limit}`);
+        for (const i of page.intervals) {
+          assert.ok(i.device.startsWith('a/'));
+          assert.equal(i.end === null, i.job === 'a-open', `${i.job} on ${i.device}: end ${i.end}`);
+          seen.push(`${i.job} ${i.device}`);
+        }
+        after = page.cursor ?? undefined;
+        pages++;
+      } while (after !== undefined && pages < 50);
+      const expected = [
+        ...Array.from({ length: 6 }, (_, i) => [`a-${i} a/0`, `a-${i} a/1`]).flat(),
+        'a-open a/0',
+      ];
+      assert.deepEqual(seen, expected, `limit ${limit}`);
+    }
+    await locks.release(held);
+  });
+
+  it('lists a hold granted before `since` once, where it ended, whatever the page size', async () => {
+    const locks = fx.service();
+    const long = await locks.acquire(req(['w/0'], 'before'));
+    const since = long.grantedAt + 1;
+    await sleep(5);
+    for (let i = 0; i < 4; i++) await locks.release(await locks.acquire(req(['w/1'], `in-${i}`)));
+    await locks.release(long);
+    for (let i = 4; i < 8; i++) await locks.release(await locks.acquire(req(['w/1'], `in-${i}`)));
+    for (const limit of [1, 3, 100]) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      do {
+        const page = await locks.readTimeline({
+          devices: ['w/0', 'w/1'],
+          since,
+          limit,
+          ...(after ? { after } : {}),
+        });
+        for (const i of page.intervals) {
+          assert.notEqual(i.end, null, i.job);
+          seen.push(i.job);
+        }
+        after = page.cursor ?? undefined;
+        pages++;
+      } while (after !== undefined && pages < 50);
+      assert.deepEqual(
+        seen,
+        ['in-0', 'in-1', 'in-2', 'in-3', 'before', 'in-4', 'in-5', 'in-6', 'in-7'],
+        `limit ${limit}`,
+      );
+    }
   });
 });

@@ -465,7 +465,7 @@ export interface paths {
         };
         /**
          * The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)
-         * @description Device-lock holds on the node, oldest first, from `since` (ms).
+         * @description Device-lock holds on the node in the order they were granted, from `since` (ms), each with its end once it has ended; pages of `limit`, the next one `after` the `nextCursor`.
          */
         get: operations["getNodeTimeline"];
         put?: never;
@@ -605,7 +605,7 @@ export interface paths {
         };
         /**
          * A pool's device-lock timeline: who held each device, when, in which stage
-         * @description Each device of the pool, and every device-lock hold on them since `since`, oldest first, with the job, its tenant and the stage; open holds have no `end`.
+         * @description Each device of the pool, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.
          */
         get: operations["getPoolTimeline"];
         put?: never;
@@ -727,7 +727,7 @@ export interface paths {
         put?: never;
         /**
          * Preempt a running job: it checkpoints, releases its devices and returns to the queue
-         * @description Admin: a placed or running job is asked to checkpoint and requeue; any other state is 404.
+         * @description Admin: a placed or running job is asked to checkpoint and requeue; a job in any other state is 409 `conflict`.
          */
         post: operations["preemptJob"];
         delete?: never;
@@ -751,7 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Every job event of yours (or those in `events`) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused unless the operator allows them.
+         * @description Every job event of yours of a type in `events` (none listed: of every type it accepts; other event types are not sent) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused unless the operator allows them.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1311,8 +1311,10 @@ export interface components {
             now: string;
             devices: components["schemas"]["PoolDevice"][];
             data: components["schemas"]["PoolHold"][];
-            /** @description Handoffs between two jobs on one device */
+            /** @description Handoffs between two jobs on one device, on this page */
             switches: number;
+            /** @description Where the next page starts (`after`); null when this page reached the newest hold */
+            nextCursor: string | null;
         };
         PoolDevice: {
             /** Format: uuid */
@@ -1495,7 +1497,7 @@ export interface components {
             /** @description http(s) URL that receives POSTs */
             url: string;
             /**
-             * @description Event types to deliver; empty = all
+             * @description Event types to deliver, each at most once; empty or absent = all of these types
              * @default []
              */
             events?: ("job.queued" | "job.admitted" | "job.placed" | "job.running" | "job.preempted" | "job.checkpoint" | "job.succeeded" | "job.failed" | "job.cancelled")[];
@@ -2009,6 +2011,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
             401: {
                 headers: {
@@ -2094,6 +2105,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
             401: {
                 headers: {
@@ -2174,6 +2194,15 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
             401: {
                 headers: {
@@ -2252,6 +2281,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
@@ -4020,6 +4058,15 @@ export interface operations {
                     "application/json": components["schemas"]["Usage"];
                 };
             };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
             401: {
                 headers: {
@@ -4305,9 +4352,12 @@ export interface operations {
     getNodeTimeline: {
         parameters: {
             query?: {
-                /** @description Only holds that started at or after this time (ms) */
+                /** @description Holds that ended at or after this time (ms), and those still open */
                 since?: number | null;
+                /** @description Holds a page lists at most (a grant of several devices is never split) */
                 limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                after?: string;
             };
             header?: never;
             path: {
@@ -4325,6 +4375,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["LockInterval"][];
+                        /** @description Where the next page starts (`after`); null when this page reached the newest hold */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -5123,8 +5175,10 @@ export interface operations {
             query?: {
                 /** @description Holds that ended at or after this time (ms), and those still open; default: 15 min ago */
                 since?: number | null;
-                /** @description At most this many lock-timeline entries are read, oldest first */
+                /** @description Holds a page lists at most (a grant of several devices is never split) */
                 limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                after?: string;
             };
             header?: never;
             path: {
@@ -5930,6 +5984,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `conflict`: The request conflicts with the current state (reused idempotency key, finished job, duplicate name). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
@@ -5990,6 +6053,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["WebhookEndpoint"][];
                     };
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */

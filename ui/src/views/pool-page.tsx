@@ -65,6 +65,9 @@ function QueueTable({ pool }: { pool: string }) {
   );
 }
 
+/** Holds one poll reads (the API's most). */
+const MAX_HOLDS = 10_000;
+
 export function PoolPage({ name }: { name: string }) {
   const { client } = useApi();
   const [span, setSpan] = useState<WindowName>('20 s');
@@ -72,7 +75,7 @@ export function PoolPage({ name }: { name: string }) {
     () =>
       unwrap(
         client.GET('/v1/pools/{name}/timeline', {
-          params: { path: { name }, query: { since: Date.now() - WINDOWS[span], limit: 10_000 } },
+          params: { path: { name }, query: { since: Date.now() - WINDOWS[span], limit: MAX_HOLDS } },
         }),
       ),
     2000,
@@ -96,6 +99,12 @@ export function PoolPage({ name }: { name: string }) {
         </Group>
         {timeline.error && <Alert color="red">{timeline.error.message}</Alert>}
         {timeline.data ? <LockTimeline timeline={timeline.data} /> : <Text>Loading…</Text>}
+        {timeline.data?.nextCursor && (
+          <Text size="xs" c="dimmed">
+            The first {MAX_HOLDS.toLocaleString('en')} holds of this window are shown; a shorter window shows
+            its newest.
+          </Text>
+        )}
       </Card>
       <Card withBorder>
         <Title order={5} mb="xs">
