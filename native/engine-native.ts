@@ -110,6 +110,8 @@ export interface NativeWarmupResult {
   loss: number;
   tokenAccuracy: number;
   reached: boolean;
+  /** Stopped between two steps by `interruptWarmup()`. */
+  interrupted: boolean;
   profile: NativeProfile;
 }
 
@@ -149,6 +151,8 @@ export interface NativeCheckpointState {
 export interface NativeEngine {
   info(): NativeInfo;
   warmup(o: NativeWarmupOptions): Promise<NativeWarmupResult>;
+  /** Stops the warm-up running now before its next step (synchronous; any time). */
+  interruptWarmup(): void;
   generate(o: NativeGenerateOptions): Promise<NativeGenerateResult>;
   train(r: NativeRollouts, o: NativeTrainOptions): Promise<NativeTrainStats & { profile: NativeProfile }>;
   accumulate(

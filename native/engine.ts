@@ -130,10 +130,24 @@ export class Engine {
     return (await this.info()).stateBytes;
   }
 
-  /** Teacher-forced supervised warm-up on answer tokens until the training probe reaches targetAccuracy. */
-  warmup(options: WarmupOptions = {}) {
+  /**
+   * Teacher-forced supervised warm-up on answer tokens until the training probe reaches
+   * targetAccuracy. `signal` stops it before its next step (`interrupted` in the result): a
+   * cancelled job gives its devices back without waiting for the rest.
+   */
+  warmup(options: WarmupOptions = {}, signal?: AbortSignal) {
     const o = compileWarmup(options);
-    return this.run(() => this.native.warmup(o));
+    return this.run(async () => {
+      const stop = () => this.native.interruptWarmup();
+      signal?.addEventListener('abort', stop, { once: true });
+      try {
+        const done = this.native.warmup(o); // clears an interrupt left from before, then starts
+        if (signal?.aborted) stop();
+        return await done;
+      } finally {
+        signal?.removeEventListener('abort', stop);
+      }
+    });
   }
 
   /** Samples numPrompts x groupSize completions with a KV cache; rewards scored by the task. */

@@ -114,6 +114,8 @@ export type Request = 'cancel' | 'preempt' | 'drain' | null;
 export class StageLoop {
   private request: Request = null;
   private abort = new AbortController();
+  /** Aborted by a cancel only: what a cancel stops at once that a preemption or a drain lets finish. */
+  private cancelled = new AbortController();
   private lost: Error | null = null;
   private lastSavedStep: number;
   private readonly recentRewards: number[] = [];
@@ -141,6 +143,7 @@ export class StageLoop {
     const rank = { drain: 1, preempt: 2, cancel: 3 } as const;
     if (this.request === null || rank[r] > rank[this.request]) this.request = r;
     this.abort.abort();
+    if (r === 'cancel') this.cancelled.abort();
   }
 
   private get devices(): string[] {
@@ -293,10 +296,13 @@ export class StageLoop {
     const trainDevices = this.spatial ? this.halves.train : this.devices;
     if (!this.d.start.resume && w.warmup.maxSteps > 0) {
       const ok = await this.hold(this.learner, trainDevices, 'warmup', 0, async () => {
-        const r = await this.learner.warmup({
-          maxSteps: w.warmup.maxSteps,
-          targetAccuracy: w.warmup.targetAccuracy,
-        });
+        // A warm-up is one native call of up to maxSteps steps: a cancel stops it between two
+        // (the job ends; a preempted or drained job finishes it, as its checkpoint comes after).
+        const r = await this.learner.warmup(
+          { maxSteps: w.warmup.maxSteps, targetAccuracy: w.warmup.targetAccuracy },
+          this.cancelled.signal,
+        );
+        if (r.interrupted) return { value: false, profile: r.profile };
         await this.learner.resetOptimizer();
         this.d.report({
           metrics: [{ step: 0, name: 'warmup_probe_accuracy', value: r.probeAccuracy }],

@@ -72,3 +72,23 @@ test('supervised warm-up improves held-out accuracy on 1-digit addition', async 
   assert.ok(warm.accuracy > before.accuracy, `${before.accuracy} -> ${warm.accuracy}`);
   await e.close();
 });
+
+test('a warm-up stops before its next step once its signal aborts, and an earlier stop does not carry over', async () => {
+  const e = microEngine({ task: { name: 'addition', digits: 1 } });
+  const aborted = new AbortController();
+  aborted.abort();
+  const none = await e.warmup({ maxSteps: 5, targetAccuracy: 1 }, aborted.signal);
+  assert.equal(none.interrupted, true);
+  assert.equal(none.steps, 0);
+  const whole = await e.warmup({ maxSteps: 3, targetAccuracy: 1 });
+  assert.equal(whole.interrupted, false);
+  assert.equal(whole.steps, 3, 'the stop was for the warm-up before');
+
+  const stop = new AbortController();
+  const running = e.warmup({ maxSteps: 10_000_000, targetAccuracy: 1, probeEvery: 1_000_000 }, stop.signal);
+  setTimeout(() => stop.abort(), 50);
+  const cut = await running;
+  assert.equal(cut.interrupted, true);
+  assert.ok(cut.steps < 10_000_000, `${cut.steps} steps`);
+  await e.close();
+});

@@ -150,6 +150,7 @@ Napi::Promise train_stats_call(Napi::Env env, std::shared_ptr<Engine> eng, Async
 Napi::Function EngineObject::define(Napi::Env env) {
   return DefineClass(env, "NativeEngine",
                      {InstanceMethod("info", &EngineObject::info), InstanceMethod("warmup", &EngineObject::warmup),
+                      InstanceMethod("interruptWarmup", &EngineObject::interrupt_warmup),
                       InstanceMethod("generate", &EngineObject::generate), InstanceMethod("train", &EngineObject::train),
                       InstanceMethod("accumulate", &EngineObject::accumulate),
                       InstanceMethod("applyGradients", &EngineObject::apply_gradients),
@@ -239,6 +240,12 @@ Napi::Value EngineObject::info(const Napi::CallbackInfo& info) {
   });
 }
 
+// Synchronous and allowed while a call runs: it only raises a flag the warm-up loop reads.
+Napi::Value EngineObject::interrupt_warmup(const Napi::CallbackInfo& info) {
+  if (engine_) engine_->interrupt_warmup();
+  return info.Env().Undefined();
+}
+
 Napi::Value EngineObject::warmup(const Napi::CallbackInfo& info) {
   return guard(info.Env(), [&]() -> Napi::Value {
     Napi::Object o = as_object(info[0], "options");
@@ -253,6 +260,7 @@ Napi::Value EngineObject::warmup(const Napi::CallbackInfo& info) {
     w.adam.weight_decay = static_cast<float>(num(o, "weightDecay", 0, 0, 10));
     w.adam.clip = static_cast<float>(num(o, "gradClip", 1.0, 0, 1e6));
     auto eng = acquire();
+    eng->clear_warmup_interrupt();  // an interrupt meant for an earlier warm-up
     auto res = std::make_shared<WarmupResult>();
     auto prof = std::make_shared<Profile>();
     return AsyncCall::start(
@@ -272,6 +280,7 @@ Napi::Value EngineObject::warmup(const Napi::CallbackInfo& info) {
           o.Set("loss", res->loss);
           o.Set("tokenAccuracy", res->token_accuracy);
           o.Set("reached", res->reached);
+          o.Set("interrupted", res->interrupted);
           o.Set("profile", profile_js(env, *prof));
           return o;
         },

@@ -18,6 +18,7 @@ class EngineObject : public Napi::ObjectWrap<EngineObject> {
  private:
   Napi::Value info(const Napi::CallbackInfo& info);
   Napi::Value warmup(const Napi::CallbackInfo& info);
+  Napi::Value interrupt_warmup(const Napi::CallbackInfo& info);
   Napi::Value generate(const Napi::CallbackInfo& info);
   Napi::Value train(const Napi::CallbackInfo& info);
   Napi::Value accumulate(const Napi::CallbackInfo& info);

@@ -134,6 +134,10 @@ WarmupResult Engine::warmup(const WarmupOptions& o) {
   lc.objective = Objective::Sft;
   lc.pad_id = pad;
   for (int step = 0; step < o.max_steps; ++step) {
+    if (warmup_interrupt_.exchange(false)) {
+      res.interrupted = true;
+      return res;
+    }
     if (step % o.probe_every == 0) {
       res.probe_accuracy = evaluate("probe", 0, 0).accuracy;
       if (res.probe_accuracy >= o.target_accuracy) {

@@ -3,6 +3,7 @@
 // activations in the device arena; a task; an RNG. Not thread-safe by design: the binding runs at
 // most one call per instance at a time (ENGINE_BUSY otherwise) and the TS facade queues calls.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,6 +76,7 @@ struct WarmupResult {
   double loss = 0;
   double token_accuracy = 0;
   bool reached = false;
+  bool interrupted = false;  // interrupt_warmup() stopped it between two steps
 };
 
 struct EvalResult {
@@ -114,6 +116,10 @@ class Engine {
   int discard_gradients();
   int pending_micro_batches() const { return acc_.micro_batches; }
   WarmupResult warmup(const WarmupOptions& o);
+  // Any thread: a warm-up running now (or the next one) stops before its next step. A cancelled job
+  // held its devices for the rest of a warm-up that cannot be split (15 s on CPU, minutes on a GPU).
+  void interrupt_warmup() { warmup_interrupt_.store(true); }
+  void clear_warmup_interrupt() { warmup_interrupt_.store(false); }
   EvalResult evaluate(const std::string& split, int limit, int samples);
   void reset_optimizer();
 
@@ -135,6 +141,7 @@ class Engine {
   int64_t published_version() const;
 
  private:
+  std::atomic<bool> warmup_interrupt_{false};
   struct GradAccumulator {
     int micro_batches = 0;
     int64_t trained_tokens = 0;  // the loss denominator so far
