@@ -65,11 +65,14 @@ export async function listDeliveries(
   endpointId: string,
   status: string | null,
   limit: number,
+  /** Only deliveries of events older than this one (a page's cursor). */
+  beforeEventId: string | null = null,
 ): Promise<Row[]> {
   const q = await pool.query(
     `SELECT * FROM webhook_deliveries WHERE endpoint_id = $1 AND ($2::text IS NULL OR status = $2)
+        AND ($4::bigint IS NULL OR event_id < $4)
       ORDER BY event_id DESC LIMIT $3`,
-    [endpointId, status, limit],
+    [endpointId, status, limit, beforeEventId],
   );
   return q.rows;
 }

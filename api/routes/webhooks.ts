@@ -18,6 +18,7 @@ import { ApiError, notFound } from '../../common/errors.js';
 import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
+import { decodeCursor, encodeCursor, page } from '../http/cursor.js';
 import { parseOrThrow } from '../http/validate.js';
 import { newSecret } from '../../webhooks/signing.js';
 import { checkWebhookUrl, UrlRefused } from '../../webhooks/url-policy.js';
@@ -88,6 +89,7 @@ const deliverySchema = z
 const deliveriesQuery = z.strictObject({
   status: z.enum(deliveryStatuses).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
+  after: z.string().max(200).optional().openapi({ description: 'The `nextCursor` of the previous page' }),
 });
 
 type Row = Record<string, unknown> & { created_at: Date };
@@ -208,16 +210,25 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     path: '/v1/webhooks/{id}/deliveries',
     summary: "An endpoint's deliveries, newest first",
     description:
-      'Each delivery with its event, status, attempts, last response and next attempt; filter by status.',
+      'Each delivery with its event, status, attempts, last response and next attempt; filter by status. Pages of `limit`, the next one `after` the `nextCursor`.',
     tags: ['webhooks'],
     request: { params: idParams, query: deliveriesQuery },
-    responses: { 200: json(z.object({ data: z.array(deliverySchema) })) },
+    responses: {
+      200: json(z.object({ data: z.array(deliverySchema), nextCursor: z.string().nullable() })),
+    },
   });
   r.get('/v1/webhooks/:id/deliveries', tenantOnly, async (req, res) => {
     const q = parseOrThrow(deliveriesQuery, req.query);
     const ep = await ownEndpoint(req);
-    const rows = await listDeliveries(pool, ep.id as string, q.status ?? null, q.limit);
-    res.json({ data: rows.map((row) => deliveryOf(row as Row)) });
+    // Newest event first: the cursor is the last one's event id (and its delivery's id, for its shape).
+    const c = q.after ? decodeCursor(q.after) : null;
+    if (c && (!/^\d{1,19}$/.test(c.key) || BigInt(c.key) > 2n ** 63n - 1n))
+      throw new ApiError('invalid_request', 'after: not a cursor returned by this API', 'after');
+    const rows = await listDeliveries(pool, ep.id as string, q.status ?? null, q.limit + 1, c?.key ?? null);
+    const { data, nextCursor } = page(rows as Row[], q.limit, (last) =>
+      encodeCursor(String(last.event_id), last.id as string),
+    );
+    res.json({ data: data.map(deliveryOf), nextCursor });
   });
 
   registerRoute(registry, {

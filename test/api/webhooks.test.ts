@@ -66,6 +66,39 @@ test("an endpoint is its tenant's only: listing, deliveries, replay and delete a
   await h.admin(h.http.get('/v1/webhooks')).expect(403);
 });
 
+test("an endpoint's deliveries come newest first in pages that together hold each once", async () => {
+  const c = await h.createTenant();
+  const id = (await c.as(h.http.post('/v1/webhooks')).send({ url: 'https://93.184.216.34/hook' }).expect(201))
+    .body.id as string;
+  await h.api.deps.db.pool.query(
+    `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, payload, status, deadline)
+     SELECT $1, e, 'job.queued', '{}', CASE WHEN e % 3 = 0 THEN 'failed' ELSE 'succeeded' END, now()
+       FROM generate_series(1, 25) e`,
+    [id],
+  );
+  const read = async (query: string) => {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const qs = `${query}${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`;
+      const r = await c.as(h.http.get(`/v1/webhooks/${id}/deliveries?${qs}`)).expect(200);
+      ids.push(...(r.body.data as { eventId: string }[]).map((d) => d.eventId));
+      cursor = r.body.nextCursor as string | null;
+    } while (cursor !== null && ids.length < 100);
+    return ids;
+  };
+  const all = Array.from({ length: 25 }, (_, i) => String(25 - i));
+  assert.deepEqual(await read('limit=7'), all);
+  assert.deepEqual(await read('limit=25'), all);
+  assert.deepEqual(
+    await read('limit=2&status=failed'),
+    all.filter((e) => Number(e) % 3 === 0),
+  );
+  const forged = Buffer.from(`99999999999999999999|${id}`).toString('base64url');
+  const bad = await c.as(h.http.get(`/v1/webhooks/${id}/deliveries?after=${forged}`)).expect(400);
+  assert.equal(bad.body.error.param, 'after');
+});
+
 test('registrations at once cannot pass the 20-endpoint limit together', async () => {
   const c = await h.createTenant();
   // Several rounds: whether two inserts overlap is up to timing (the unguarded count let 22–32 of

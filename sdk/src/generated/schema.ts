@@ -789,7 +789,7 @@ export interface paths {
         };
         /**
          * An endpoint's deliveries, newest first
-         * @description Each delivery with its event, status, attempts, last response and next attempt; filter by status.
+         * @description Each delivery with its event, status, attempts, last response and next attempt; filter by status. Pages of `limit`, the next one `after` the `nextCursor`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -6367,6 +6367,8 @@ export interface operations {
             query?: {
                 status?: "pending" | "succeeded" | "failed";
                 limit?: number;
+                /** @description The `nextCursor` of the previous page */
+                after?: string;
             };
             header?: never;
             path: {
@@ -6384,6 +6386,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["WebhookDelivery"][];
+                        nextCursor: string | null;
                     };
                 };
             };
