@@ -149,8 +149,15 @@ export const jobSchema = z
     priority: z.string(),
     pool: z.string(),
     spec: jobSpecSchema,
-    attempts: z.number().int(),
-    maxAttempts: z.number().int(),
+    attempts: z.number().int().openapi({ description: 'Runs so far, every one counted' }),
+    countedAttempts: z.number().int().openapi({
+      description:
+        'Runs that count toward `maxAttempts`: `attempts` less those the platform ended (a preemption, a drain, a node that lost the control plane)',
+    }),
+    maxAttempts: z
+      .number()
+      .int()
+      .openapi({ description: 'Counted runs a job that keeps crashing gets before it fails' }),
     queuePosition: z
       .number()
       .int()

@@ -56,6 +56,7 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
     devices: spec.resources.devices,
     spec,
     attempts: 0,
+    interruptions: 0,
     maxAttempts: spec.maxAttempts,
     queueSeq: 0,
     // No round has judged it yet (the first one stores the reason it finds).

@@ -12,6 +12,8 @@ export interface JobRecord {
   devices: number;
   spec: unknown;
   attempts: number;
+  /** Runs the platform ended (preemption, drain, lost contact): they do not count toward maxAttempts. */
+  interruptions: number;
   maxAttempts: number;
   queueSeq: number;
   waitReason: string | null;
@@ -65,6 +67,7 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
     devices: r.devices as number,
     spec: r.spec,
     attempts: r.attempts as number,
+    interruptions: (r.interruptions as number | undefined) ?? 0,
     maxAttempts: r.max_attempts as number,
     queueSeq: r.queue_seq as number,
     waitReason: (r.wait_reason as string | null) ?? null,
@@ -104,6 +107,7 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
     pool: j.pool,
     spec: j.spec as JobSpec,
     attempts: j.attempts,
+    countedAttempts: Math.max(0, j.attempts - j.interruptions),
     maxAttempts: j.maxAttempts,
     queuePosition: q?.queuePosition ?? null,
     waitReason:

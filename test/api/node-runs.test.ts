@@ -199,6 +199,10 @@ test('a late lost_contact for a run requeued as node_lost gives the job its atte
   const lapsed = { queueSeq: first, outcome: 'lost_contact', error: 'daemon silent for 1500 ms' };
   assert.equal((await post(jobId, 'finish', lapsed)).body.applied, true);
   assert.deepEqual(await counts(), { attempts: 2, interruptions: 1, queue_seq: second }, 'run 2 goes on');
+  // What the tenant reads: 2 runs, 1 of them counting toward its 2 (a user read "attempts 5/3" for
+  // a job preempted four times and still running).
+  const seen = (await acme.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body;
+  assert.deepEqual([seen.attempts, seen.countedAttempts, seen.maxAttempts], [2, 1, 2]);
   const refunds = (
     await pool.query(`SELECT data FROM job_events WHERE job_id = $1 AND type = 'job.attempt_refunded'`, [
       jobId,

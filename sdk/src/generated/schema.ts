@@ -835,7 +835,11 @@ export interface components {
             priority: string;
             pool: string;
             spec: components["schemas"]["JobSpec"];
+            /** @description Runs so far, every one counted */
             attempts: number;
+            /** @description Runs that count toward `maxAttempts`: `attempts` less those the platform ended (a preemption, a drain, a node that lost the control plane) */
+            countedAttempts: number;
+            /** @description Counted runs a job that keeps crashing gets before it fails */
             maxAttempts: number;
             /** @description A queued job's place in its pool's order, from the last scheduling round; null otherwise, and on a queued job no round has looked at yet */
             queuePosition: number | null;
