@@ -1,9 +1,11 @@
 /**
  * What every command gets: where the API is, the output mode, and SDK clients as a tenant (a
- * cached token, renewed from the stored API key shortly before it expires) or as an admin.
+ * cached token, renewed from the stored API key shortly before it expires or when the API refuses
+ * it) or as an admin.
  */
-import { createTimeshareClient, unwrap, type TimeshareClient } from '../sdk/src/index.js';
+import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../sdk/src/index.js';
 import { readCredentials, writeCredentials, type Credentials } from './config.js';
+import { renewOnUnauthorized } from './renew-on-unauthorized.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 /** Renew this long before expiry, so a token never lapses between check and use. */
@@ -61,6 +63,41 @@ export async function exchangeKey(apiUrl: string, apiKey: string) {
   return unwrap(client.POST('/v1/auth/token', { body: { apiKey } }));
 }
 
+/**
+ * The tenant token each request carries: the held one until shortly before it expires, then one
+ * exchanged from the held key (written back to the credentials file if `save`); `afterRefusal`
+ * gives the token to send a refused request again with, or null to let the refusal stand.
+ */
+function tenantTokens(held: Credentials, apiUrl: () => string, save: boolean) {
+  let renewing: Promise<string> | null = null;
+  // One exchange at a time: requests refused together share the token it brings.
+  const renew = () =>
+    (renewing ??= (async () => {
+      const t = await exchangeKey(apiUrl(), held.apiKey!);
+      Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
+      if (save) await writeCredentials(held);
+      return t.token;
+    })().finally(() => (renewing = null)));
+  const token = async () => {
+    if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now()) {
+      return held.token;
+    }
+    if (!held.apiKey) throw new CliError('token_expired', 'the token expired: run `timeshare login` again');
+    return renew();
+  };
+  const afterRefusal = async (refused: string) => {
+    if (!held.apiKey) return null;
+    // Another request may have renewed it since this one was sent.
+    const next = renewing ?? (held.token && held.token !== refused ? Promise.resolve(held.token) : renew());
+    // A key the API refuses too leaves the 401 the answer: thrown, the SDK would send a read again.
+    return next.catch((err: unknown) => {
+      if (err instanceof TimeshareError && err.status > 0) return null;
+      throw err;
+    });
+  };
+  return { token, afterRefusal };
+}
+
 export function createContext(opts: GlobalOptions): Context {
   let creds: Credentials | null = null;
   const load = async () => (creds ??= await readCredentials());
@@ -78,18 +115,8 @@ export function createContext(opts: GlobalOptions): Context {
       // With TIMESHARE_API_KEY (scripts, CI) the token lives in memory only; otherwise in the
       // credentials file. The SDK asks before every request, so a long `logs -f` renews too.
       const held: Credentials = envKey ? { apiKey: envKey } : c;
-      const token = async () => {
-        if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now()) {
-          return held.token;
-        }
-        if (!held.apiKey)
-          throw new CliError('token_expired', 'the token expired: run `timeshare login` again');
-        const t = await exchangeKey(ctx.apiUrl, held.apiKey);
-        Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
-        if (!envKey) await writeCredentials(held);
-        return t.token;
-      };
-      return createTimeshareClient({ baseUrl: ctx.apiUrl, token });
+      const { token, afterRefusal } = tenantTokens(held, () => ctx.apiUrl, !envKey);
+      return createTimeshareClient({ baseUrl: ctx.apiUrl, token, fetch: renewOnUnauthorized(afterRefusal) });
     },
     async admin() {
       const c = await load();

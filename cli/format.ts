@@ -6,7 +6,11 @@ export function describeJob(j: Job): string[] {
   if (j.queuePosition != null) lines.push(`  queue position: ${j.queuePosition}`);
   if (j.estimatedStartAt) lines.push(`  estimated start: ${j.estimatedStartAt}`);
   if (j.waitReason) lines.push(`  waiting for: ${j.waitReason}`);
-  lines.push(`  pool ${j.pool}, priority ${j.priority}, attempts ${j.attempts}/${j.maxAttempts}`);
+  // Runs the platform ended (preemptions, drains) do not count toward maxAttempts.
+  const runs = j.attempts === j.countedAttempts ? '' : ` (${j.attempts} runs)`;
+  lines.push(
+    `  pool ${j.pool}, priority ${j.priority}, attempts ${j.countedAttempts}/${j.maxAttempts}${runs}`,
+  );
   const finish = j.progress.estimatedFinishAt ? `, estimated finish ${j.progress.estimatedFinishAt}` : '';
   if (j.progress.step !== null)
     lines.push(`  progress: step ${j.progress.step} of ${j.progress.steps}${finish}`);

@@ -12,6 +12,7 @@ import { metricsCommand } from './commands/metrics.js';
 import { queueCommand } from './commands/queue.js';
 import { webhookCommands } from './commands/webhooks.js';
 import { completionCommand } from './completion.js';
+import { exitQuietlyOnBrokenPipe } from './broken-pipe.js';
 
 const program = new Command('timeshare')
   .description('Submit and follow RL jobs on Timeshare')
@@ -32,6 +33,7 @@ webhookCommands(program, ctx);
 adminCommands(program, ctx);
 completionCommand(program);
 
+exitQuietlyOnBrokenPipe(process.stdout, process.stderr);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

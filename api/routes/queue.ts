@@ -6,7 +6,7 @@ import { pendingRows } from '../jobs/pending-rows.js';
 import { Router } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
-import { waitReasons } from '../../common/job-status.js';
+import { priorityLevels, priorityName, waitReasons, type PriorityName } from '../../common/job-status.js';
 import { poolNameSchema } from '../../common/job-spec.js';
 import { notFound } from '../../common/errors.js';
 import { requireRole } from '../auth/middleware.js';
@@ -25,8 +25,11 @@ const pendingSchema = z
   .object({
     jobId: z.uuid(),
     tenantId: z.uuid(),
+    tenantName: z.string(),
     name: z.string(),
-    priority: z.number().int(),
+    priority: z
+      .enum(Object.keys(priorityLevels) as [PriorityName])
+      .openapi({ description: "The job's priority, as its spec names it" }),
     queuePosition: z.number().int(),
     tenantQueuePosition: z.number().int(),
     estimatedStartAt: z.iso.datetime().nullable(),
@@ -73,8 +76,9 @@ export function queueRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
           return {
             jobId: e.jobId,
             tenantId: row.tenantId,
+            tenantName: row.tenantName,
             name: row.name,
-            priority: row.priority,
+            priority: priorityName(row.priority),
             queuePosition: e.queuePosition,
             tenantQueuePosition: e.tenantQueuePosition,
             estimatedStartAt: e.estimatedStartAt,

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { unwrap, type TimeshareClient } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
+import { parseInteger, parseNumber } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -15,8 +16,6 @@ async function tenantId(client: TimeshareClient, ref: string): Promise<string> {
   return t.id;
 }
 
-const int = (v: string) => Number.parseInt(v, 10);
-
 export function adminCommands(program: Command, ctx: () => Context): void {
   const admin = program
     .command('admin')
@@ -26,7 +25,7 @@ export function adminCommands(program: Command, ctx: () => Context): void {
   tenants
     .command('create <name>')
     .description('create a tenant; its API key is shown once')
-    .option('--weight <w>', 'fair-share weight', Number)
+    .option('--weight <w>', 'fair-share weight', parseNumber)
     .action(async (name: string, opts: { weight?: number }) => {
       const c = ctx();
       const t = await unwrap((await c.admin()).POST('/v1/tenants', { body: { name, weight: opts.weight } }));
@@ -104,10 +103,10 @@ export function adminCommands(program: Command, ctx: () => Context): void {
   quota
     .command('set <tenant>')
     .description('change some limits (the others stay)')
-    .option('--max-active-jobs <n>', 'jobs queued or running at once', int)
-    .option('--max-concurrent-devices <n>', 'devices in use at once', int)
-    .option('--max-devices-per-job <n>', 'devices one job may ask for', int)
-    .option('--device-hours-per-month <h>', 'device hours per calendar month', Number)
+    .option('--max-active-jobs <n>', 'jobs queued or running at once', parseInteger)
+    .option('--max-concurrent-devices <n>', 'devices in use at once', parseInteger)
+    .option('--max-devices-per-job <n>', 'devices one job may ask for', parseInteger)
+    .option('--device-hours-per-month <h>', 'device hours per calendar month', parseNumber)
     .action(
       async (
         ref: string,
@@ -184,6 +183,24 @@ export function adminCommands(program: Command, ctx: () => Context): void {
       // The route reads an optional `name` that its OpenAPI entry does not declare yet.
       const k = await unwrap((await c.admin()).POST('/v1/node-keys', { body: { name } as never }));
       emit(c, k, () => console.log(`node key ${k.id}\nTIMESHARE_NODE_KEY=${k.apiKey}`));
+    });
+  nodes
+    .command('keys')
+    .description('node keys, oldest first, revoked ones too: their ids for `revoke-key`, no secrets')
+    .option('--limit <n>', 'at most this many', parseInteger, 20)
+    .option('--after <cursor>', 'the nextCursor of a previous page')
+    .action(async (opts: { limit: number; after?: string }) => {
+      const c = ctx();
+      const page = await unwrap((await c.admin()).GET('/v1/node-keys', { params: { query: opts } }));
+      emit(c, page, () => {
+        console.log(
+          table(
+            ['id', 'name', 'prefix', 'created', 'last used', 'revoked'],
+            page.data.map((k) => [k.id, k.name, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt]),
+          ),
+        );
+        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
+      });
     });
   nodes
     .command('revoke-key <keyId>')

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { unwrap, type Job, type JobSpec } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
 import { describeJob } from '../format.js';
+import { parseInteger, parseNumber } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 import { readSpecFile } from '../spec-file.js';
 
@@ -54,7 +55,7 @@ export function jobCommands(program: Command, ctx: () => Context): void {
     .description('your jobs, newest first')
     .option('--status <status>', 'only jobs in this status')
     .option('--name <name>', 'only jobs with this name')
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 20)
+    .option('--limit <n>', 'at most this many', parseInteger, 20)
     .option('--after <cursor>', 'the nextCursor of a previous page')
     .action(async (opts: { status?: Job['status']; name?: string; limit: number; after?: string }) => {
       const c = ctx();
@@ -102,8 +103,8 @@ export function jobCommands(program: Command, ctx: () => Context): void {
     .description(
       'wait until the job finishes, printing its status and step as they change; exits 0 if it succeeded, 1 otherwise',
     )
-    .option('--interval <seconds>', 'poll period', (v) => Number(v), 2)
-    .option('--timeout <seconds>', 'give up after this long (exit 2)', (v) => Number(v))
+    .option('--interval <seconds>', 'poll period', parseNumber, 2)
+    .option('--timeout <seconds>', 'give up after this long (exit 2)', parseNumber)
     .action(async (id: string, opts: { interval: number; timeout?: number }) => {
       const c = ctx();
       const deadline = opts.timeout ? Date.now() + opts.timeout * 1000 : Infinity;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import sparkly from 'sparkly';
 import { allJobMetrics } from '../../sdk/src/metrics.js';
 import type { Context } from '../context.js';
+import { parseInteger } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 
 const REWARD = 'reward_mean';
@@ -27,9 +28,9 @@ export function metricsCommand(program: Command, ctx: () => Context): void {
     .command('metrics <job>')
     .description("a job's metrics per step, with a sparkline of its mean reward")
     .option('--name <name>', 'only this metric')
-    .option('--from-step <n>', 'first step', (v) => Number(v))
-    .option('--to-step <n>', 'last step', (v) => Number(v))
-    .option('--rows <n>', 'show the last n steps in the table', (v) => Number(v), 20)
+    .option('--from-step <n>', 'first step', parseInteger)
+    .option('--to-step <n>', 'last step', parseInteger)
+    .option('--rows <n>', 'show the last n steps in the table', parseInteger, 20)
     .action(async (id: string, opts: { name?: string; fromStep?: number; toStep?: number; rows: number }) => {
       const c = ctx();
       const client = await c.tenant();

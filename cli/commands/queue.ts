@@ -6,16 +6,15 @@
 import type { Command } from 'commander';
 import { unwrap } from '../../sdk/src/index.js';
 import type { Context } from '../context.js';
+import { parseInteger } from '../numeric-options.js';
 import { emit, table } from '../output.js';
-
-const int = (v: string) => Number.parseInt(v, 10);
 
 export function queueCommand(program: Command, ctx: () => Context): void {
   program
     .command('queue <pool>')
     .description("a pool's queue in the scheduler's order: positions, estimated starts, wait reasons (admin)")
-    .option('--offset <n>', 'skip this many', int, 0)
-    .option('--limit <n>', 'at most this many', int, 100)
+    .option('--offset <n>', 'skip this many', parseInteger, 0)
+    .option('--limit <n>', 'at most this many', parseInteger, 100)
     .action(async (pool: string, opts: { offset: number; limit: number }) => {
       const c = ctx();
       const page = await unwrap(
@@ -31,7 +30,7 @@ export function queueCommand(program: Command, ctx: () => Context): void {
               j.queuePosition,
               j.jobId,
               j.name,
-              j.tenantId,
+              j.tenantName,
               j.tenantQueuePosition,
               j.priority,
               j.estimatedStartAt,

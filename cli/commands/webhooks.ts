@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { unwrap, type components } from '../../sdk/src/index.js';
 import type { Context } from '../context.js';
+import { parseInteger } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 
 type EventType = NonNullable<components['schemas']['CreateWebhookEndpoint']['events']>[number];
@@ -54,19 +55,21 @@ export function webhookCommands(program: Command, ctx: () => Context): void {
     .command('deliveries <id>')
     .description("an endpoint's deliveries, newest first")
     .option('--status <status>', 'pending, succeeded or failed')
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
-    .action(async (id: string, opts: { status?: DeliveryStatus; limit: number }) => {
+    .option('--limit <n>', 'at most this many', parseInteger, 50)
+    .option('--after <cursor>', 'the nextCursor of a previous page')
+    .action(async (id: string, opts: { status?: DeliveryStatus; limit: number; after?: string }) => {
       const c = ctx();
-      const { data } = await unwrap(
+      const page = await unwrap(
         (await c.tenant()).GET('/v1/webhooks/{id}/deliveries', {
-          params: { path: { id }, query: { status: opts.status, limit: opts.limit } },
+          params: { path: { id }, query: { status: opts.status, limit: opts.limit, after: opts.after } },
         }),
       );
-      emit(c, data, () =>
+      // --json prints the page, cursor included, as `jobs list` does.
+      emit(c, page, () => {
         console.log(
           table(
             ['id', 'event', 'status', 'attempts', 'last answer', 'next attempt'],
-            data.map((d) => [
+            page.data.map((d) => [
               d.id,
               `${d.eventType} #${d.eventId}`,
               d.status,
@@ -75,8 +78,9 @@ export function webhookCommands(program: Command, ctx: () => Context): void {
               d.nextAttemptAt,
             ]),
           ),
-        ),
-      );
+        );
+        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
+      });
     });
 
   hooks

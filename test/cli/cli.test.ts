@@ -199,7 +199,7 @@ test('webhooks: create (secret once), list, deliveries, delete; a private URL is
   assert.match(list.stdout, new RegExp(`${ep.id}.*job\\.failed`));
   assert.doesNotMatch(list.stdout, /whsec_/);
   const deliveries = await runCli(['--json', 'webhooks', 'deliveries', ep.id], env);
-  assert.deepEqual(JSON.parse(deliveries.stdout), []);
+  assert.deepEqual(JSON.parse(deliveries.stdout), { data: [], nextCursor: null });
   assert.equal((await runCli(['webhooks', 'delete', ep.id], env)).code, 0);
   const refused = await runCli(['webhooks', 'create', 'http://127.0.0.1:9/hook'], env);
   assert.equal(refused.code, 1);

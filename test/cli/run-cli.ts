@@ -12,7 +12,7 @@ export interface CliResult {
 export function runCli(
   args: string[],
   env: Record<string, string>,
-  opts: { timeoutMs?: number; cwd?: string } = {},
+  opts: { timeoutMs?: number; cwd?: string; closeStdout?: boolean } = {},
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [path.join(repoRoot, 'cli/bin.mjs'), ...args], {
     cwd: opts.cwd ?? repoRoot,
@@ -21,7 +21,9 @@ export function runCli(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
+  // A reader gone before the CLI writes (`| head` done reading): its writes meet a closed pipe.
+  if (opts.closeStdout) child.stdout.destroy();
+  else child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
   return new Promise((resolve) =>

@@ -1269,8 +1269,13 @@ export interface components {
             jobId: string;
             /** Format: uuid */
             tenantId: string;
+            tenantName: string;
             name: string;
-            priority: number;
+            /**
+             * @description The job's priority, as its spec names it
+             * @enum {string}
+             */
+            priority: "low" | "normal" | "high" | "urgent";
             queuePosition: number;
             tenantQueuePosition: number;
             /** Format: date-time */

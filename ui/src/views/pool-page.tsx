@@ -39,6 +39,7 @@ function QueueTable({ pool }: { pool: string }) {
             <Table.Tr>
               <Table.Th>#</Table.Th>
               <Table.Th>Job</Table.Th>
+              <Table.Th>Tenant</Table.Th>
               <Table.Th>Tenant position</Table.Th>
               <Table.Th>Priority</Table.Th>
               <Table.Th>Estimated start</Table.Th>
@@ -51,6 +52,7 @@ function QueueTable({ pool }: { pool: string }) {
               <Table.Tr key={r.jobId}>
                 <Table.Td>{r.queuePosition}</Table.Td>
                 <Table.Td>{r.name}</Table.Td>
+                <Table.Td>{r.tenantName}</Table.Td>
                 <Table.Td>{r.tenantQueuePosition}</Table.Td>
                 <Table.Td>{r.priority}</Table.Td>
                 <Table.Td>{r.estimatedStartAt ? ago(r.estimatedStartAt) : 'unknown'}</Table.Td>

@@ -1,0 +1,67 @@
+/**
+ * `timeshare queue <pool>` against an API server, after one round of the real scheduler (no nodes:
+ * every job waits for capacity): each job's priority is named as the job commands name it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { kueueLikePolicy } from '../../scheduler/core/policy.js';
+import { schedule } from '../../scheduler/core/schedule.js';
+import { writeViews } from '../../scheduler/rounds/publish-round.js';
+import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
+import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { runCli } from './run-cli.js';
+
+let h: Harness;
+let t: TestTenant;
+let home: string;
+let env: Record<string, string>;
+before(async () => {
+  h = await startHarness();
+  t = await h.createTenant('queued');
+  home = await mkdtemp(path.join(tmpdir(), 'timeshare-cli-queue-'));
+  env = {
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    TIMESHARE_API_URL: h.api.url,
+    TIMESHARE_API_KEY: t.apiKey,
+    TIMESHARE_ADMIN_KEY: h.adminKey,
+  };
+});
+after(async () => {
+  await h.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+test('queue <pool> names each priority as `jobs get` does, and each tenant by its name', async () => {
+  const ids: Record<string, string> = {};
+  for (const priority of ['low', 'urgent']) {
+    const job = await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: `${priority}-one`, priority, workflow: { task: { name: 'addition' } } })
+      .expect(201);
+    ids[priority] = job.body.id;
+  }
+  const read = await readSnapshot(h.api.deps.db.pool, 10_000);
+  await writeViews(
+    h.api.deps.redis,
+    h.api.deps.names,
+    schedule(read.snapshot, kueueLikePolicy, read.now),
+    read.now,
+  );
+
+  const r = await runCli(['queue', 'default'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const header = r.stdout.split('\n')[1]!.split('│');
+  const column = header.findIndex((c) => c.trim() === 'priority');
+  const tenantColumn = header.findIndex((c) => c.trim() === 'tenant');
+  for (const [priority, id] of Object.entries(ids)) {
+    const row = r.stdout.split('\n').find((l) => l.includes(id));
+    assert.ok(row, r.stdout);
+    assert.equal(row.split('│')[column]!.trim(), priority);
+    assert.equal(row.split('│')[tenantColumn]!.trim(), 'queued');
+    assert.match((await runCli(['jobs', 'get', id], env)).stdout, new RegExp(`priority ${priority},`));
+  }
+  assert.match(r.stdout, /2 queued in default/);
+});
