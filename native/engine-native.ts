@@ -151,7 +151,7 @@ export interface NativeCheckpointState {
 export interface NativeEngine {
   info(): NativeInfo;
   warmup(o: NativeWarmupOptions): Promise<NativeWarmupResult>;
-  /** Stops the warm-up running now before its next step (synchronous; any time). */
+  /** Stops the warm-up running now, or the next to start, before its next step (synchronous; any time). */
   interruptWarmup(): void;
   generate(o: NativeGenerateOptions): Promise<NativeGenerateResult>;
   train(r: NativeRollouts, o: NativeTrainOptions): Promise<NativeTrainStats & { profile: NativeProfile }>;

@@ -139,11 +139,11 @@ export class Engine {
     const o = compileWarmup(options);
     return this.run(async () => {
       const stop = () => this.native.interruptWarmup();
-      signal?.addEventListener('abort', stop, { once: true });
+      // Raised before the call when already aborted, so that its first step sees it.
+      if (signal?.aborted) stop();
+      else signal?.addEventListener('abort', stop, { once: true });
       try {
-        const done = this.native.warmup(o); // clears an interrupt left from before, then starts
-        if (signal?.aborted) stop();
-        return await done;
+        return await this.native.warmup(o);
       } finally {
         signal?.removeEventListener('abort', stop);
       }

@@ -260,7 +260,6 @@ Napi::Value EngineObject::warmup(const Napi::CallbackInfo& info) {
     w.adam.weight_decay = static_cast<float>(num(o, "weightDecay", 0, 0, 10));
     w.adam.clip = static_cast<float>(num(o, "gradClip", 1.0, 0, 1e6));
     auto eng = acquire();
-    eng->clear_warmup_interrupt();  // an interrupt meant for an earlier warm-up
     auto res = std::make_shared<WarmupResult>();
     auto prof = std::make_shared<Profile>();
     return AsyncCall::start(

@@ -177,6 +177,7 @@ WarmupResult Engine::warmup(const WarmupOptions& o) {
     res.probe_accuracy = evaluate("probe", 0, 0).accuracy;
     res.reached = res.probe_accuracy >= o.target_accuracy;
   }
+  warmup_interrupt_.store(false);  // one that came as this warm-up ended is not for the next
   return res;
 }
 

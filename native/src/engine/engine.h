@@ -116,10 +116,10 @@ class Engine {
   int discard_gradients();
   int pending_micro_batches() const { return acc_.micro_batches; }
   WarmupResult warmup(const WarmupOptions& o);
-  // Any thread: a warm-up running now (or the next one) stops before its next step. A cancelled job
-  // held its devices for the rest of a warm-up that cannot be split (15 s on CPU, minutes on a GPU).
+  // Any thread: the warm-up running now, or the next one to start, stops before its next step (a
+  // warm-up clears it as it ends). A cancelled job held its devices for the rest of a warm-up that
+  // cannot be split (15 s on CPU, minutes on a GPU).
   void interrupt_warmup() { warmup_interrupt_.store(true); }
-  void clear_warmup_interrupt() { warmup_interrupt_.store(false); }
   EvalResult evaluate(const std::string& split, int limit, int samples);
   void reset_optimizer();
 
