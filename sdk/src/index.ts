@@ -51,8 +51,9 @@ export function createTimeshareClient(options: ClientOptions): TimeshareClient {
     try {
       return await inner(request);
     } catch (err) {
-      // An abort is the caller's own doing and keeps its AbortError.
-      if (!request.signal.aborted && typeof err === 'object' && err !== null) notAnswered.set(err, request);
+      // A network failure is a TypeError (the fetch standard's); an abort is the caller's own doing
+      // and keeps its AbortError, and anything else a wrapping fetch threw stays its own error.
+      if (!request.signal.aborted && err instanceof TypeError) notAnswered.set(err, request);
       throw err;
     }
   };

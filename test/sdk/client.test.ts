@@ -101,4 +101,12 @@ test('an API nobody answers for is a TimeshareError unreachable, after the retri
     },
   });
   await assert.rejects(unwrap(noToken.GET('/v1/jobs')), { name: 'TypeError', message: 'no token stored' });
+  // Nor is an error of a fetch the caller wrapped (the CLI's renewal writing its credentials file).
+  const wrapped = createTimeshareClient({
+    baseUrl: `http://127.0.0.1:${await closedPort()}`,
+    fetch: async () => {
+      throw new Error('ENOSPC: no space left on device');
+    },
+  });
+  await assert.rejects(unwrap(wrapped.GET('/v1/jobs')), { message: 'ENOSPC: no space left on device' });
 });
