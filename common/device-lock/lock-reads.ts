@@ -68,8 +68,12 @@ export async function listWaiters(redis: Redis, keys: LockKeys): Promise<WaiterI
   return out.sort((a, b) => b.priority - a.priority || b.readiness - a.readiness || a.seq - b.seq);
 }
 
-/** Stream entries read per call while a page fills or looks for its holds' ends. */
-const CHUNK = 512;
+/**
+ * Stream entries read by a page's first call, doubled each call after it up to the last: a page of
+ * a few holds reads little, a scan through a busy cluster's stream takes few round trips.
+ */
+const FIRST_CHUNK = 256;
+const LAST_CHUNK = 8192;
 /**
  * Entries one page reads at most to fill itself (the stream's default length): one node's holds
  * may be few among a busy cluster's. A page that stops here has fewer holds and a cursor.
@@ -83,11 +87,11 @@ async function scan(
   start: string,
   each: (entry: StreamEntry) => boolean,
 ): Promise<{ ended: boolean }> {
-  for (let from = start; ;) {
-    const entries = (await redis.xrange(keys.timeline, from, '+', 'COUNT', CHUNK)) as StreamEntry[];
+  for (let from = start, chunk = FIRST_CHUNK; ; chunk = Math.min(2 * chunk, LAST_CHUNK)) {
+    const entries = (await redis.xrange(keys.timeline, from, '+', 'COUNT', chunk)) as StreamEntry[];
     for (const e of entries) if (!each(e)) return { ended: false };
     const last = entries[entries.length - 1];
-    if (entries.length < CHUNK || !last) return { ended: true };
+    if (entries.length < chunk || !last) return { ended: true };
     from = `(${last[0]}`;
   }
 }

@@ -129,6 +129,29 @@ describe('device lock: timeline', () => {
     await locks.release(held);
   });
 
+  it('reads on through several chunks of the stream for one node among others', async () => {
+    const locks = fx.service();
+    for (let i = 0; i < 200; i++)
+      for (const node of ['x', 'y', 'z'])
+        await locks.release(await locks.acquire(req([`${node}/0`], `${node}-${i}`)));
+    // 1,200 entries: the few holds of node x are spread over chunks of 256, 512 and more.
+    for (const limit of [150, 1000]) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      do {
+        const page = await locks.readTimeline({ devicePrefix: 'x/', limit, ...(after ? { after } : {}) });
+        assert.ok(page.intervals.every((i) => i.end !== null && i.device === 'x/0'));
+        seen.push(...page.intervals.map((i) => i.job));
+        after = page.cursor ?? undefined;
+      } while (after !== undefined && seen.length < 1000);
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 200 }, (_, i) => `x-${i}`),
+        `limit ${limit}`,
+      );
+    }
+  });
+
   it('lists a hold granted before `since` once, where it ended, whatever the page size', async () => {
     const locks = fx.service();
     const long = await locks.acquire(req(['w/0'], 'before'));
