@@ -6,9 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kueueLikePolicy } from '../../scheduler/core/policy.js';
-import { schedule } from '../../scheduler/core/schedule.js';
-import { writeViews } from '../../scheduler/rounds/publish-round.js';
-import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
+import { publishQueueViews } from '../helpers/queue-views.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 import { placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
@@ -141,13 +139,7 @@ test("a queued job's estimated finish is the scheduler's: its estimated start an
   await post(holder, 'start', { queueSeq: run });
   const waiting = await submit('waiting');
   // One round, as the scheduler runs it, without time-sharing: the waiting job waits for the device.
-  const read = await readSnapshot(h.api.deps.db.pool, 10_000);
-  await writeViews(
-    h.api.deps.redis,
-    h.api.deps.names,
-    schedule(read.snapshot, kueueLikePolicy, read.now),
-    read.now,
-  );
+  await publishQueueViews(h, kueueLikePolicy);
   const job = (await acme.as(h.http.get(`/v1/jobs/${waiting}`)).expect(200)).body;
   assert.equal(job.status, 'queued');
   assert.ok(job.estimatedStartAt, JSON.stringify(job));

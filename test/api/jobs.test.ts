@@ -2,11 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { defaultPolicy } from '../../scheduler/core/policy.js';
-import { schedule } from '../../scheduler/core/schedule.js';
 import { modelParameters, planJob } from '../../scheduler/planner/plan-job.js';
-import { writeViews } from '../../scheduler/rounds/publish-round.js';
 import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
 import { startRoundLoop } from '../../scheduler/rounds/round-loop.js';
+import { publishQueueViews } from '../helpers/queue-views.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -259,13 +258,7 @@ describe('GET /v1/jobs', () => {
       .send({ ...minimal, pool: 'pos-pool', priority: 'urgent' })
       .expect(201);
     // One scheduling round publishes the queue view (the harness runs no scheduler process).
-    const read = await readSnapshot(h.api.deps.db.pool, 10_000);
-    await writeViews(
-      h.api.deps.redis,
-      h.api.deps.names,
-      schedule(read.snapshot, defaultPolicy, read.now),
-      read.now,
-    );
+    await publishQueueViews(h, defaultPolicy);
     const get = async (id: string) => (await carol.as(h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
     const pos = async (id: string) => (await get(id)).queuePosition;
     const view = await get(urgent.body.id);

@@ -8,9 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { kueueLikePolicy } from '../../scheduler/core/policy.js';
-import { schedule } from '../../scheduler/core/schedule.js';
-import { writeViews } from '../../scheduler/rounds/publish-round.js';
-import { readSnapshot } from '../../scheduler/rounds/read-snapshot.js';
+import { publishQueueViews } from '../helpers/queue-views.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 import { runCli } from './run-cli.js';
 
@@ -43,13 +41,7 @@ test('queue <pool> names each priority as `jobs get` does, and each tenant by it
       .expect(201);
     ids[priority] = job.body.id;
   }
-  const read = await readSnapshot(h.api.deps.db.pool, 10_000);
-  await writeViews(
-    h.api.deps.redis,
-    h.api.deps.names,
-    schedule(read.snapshot, kueueLikePolicy, read.now),
-    read.now,
-  );
+  await publishQueueViews(h, kueueLikePolicy);
 
   const r = await runCli(['queue', 'default'], env);
   assert.equal(r.code, 0, r.stderr);
