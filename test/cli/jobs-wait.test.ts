@@ -1,29 +1,12 @@
 /** `timeshare jobs wait` against an API server (no scheduler or worker: the jobs are finished by hand). */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { useCliFixture } from './cli-fixture.js';
 import { runCli } from './run-cli.js';
 
-let h: Harness;
-let t: TestTenant;
-let home: string;
-let env: Record<string, string>;
-before(async () => {
-  h = await startHarness();
-  t = await h.createTenant('waiter');
-  home = await mkdtemp(path.join(tmpdir(), 'timeshare-cli-wait-'));
-  env = {
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    TIMESHARE_API_URL: h.api.url,
-    TIMESHARE_API_KEY: t.apiKey,
-  };
-});
-after(async () => {
-  await h.close();
-  await rm(home, { recursive: true, force: true });
+const cli = useCliFixture('wait', {
+  tenant: 'waiter',
+  env: ({ h, t }) => ({ TIMESHARE_API_URL: h.api.url, TIMESHARE_API_KEY: t.apiKey }),
 });
 
 /** A job of the tenant's that finished at `finishedAt`, long before anyone waits for it. */
@@ -32,11 +15,11 @@ async function finishedJob(
   status: 'succeeded' | 'failed',
   finishedAt: string,
 ): Promise<string> {
-  const job = await t
-    .as(h.http.post('/v1/jobs'))
+  const job = await cli.t
+    .as(cli.h.http.post('/v1/jobs'))
     .send({ name, workflow: { task: { name: 'addition' } } })
     .expect(201);
-  await h.api.deps.db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [
+  await cli.h.api.deps.db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [
     job.body.id,
     status,
     finishedAt,
@@ -47,31 +30,31 @@ async function finishedJob(
 test('jobs wait on a finished job prints when it finished, not when the wait ran', async () => {
   const at = '2021-03-04T05:06:07.089Z';
   const ok = await finishedJob('done-long-ago', 'succeeded', at);
-  const r = await runCli(['jobs', 'wait', ok], env);
+  const r = await runCli(['jobs', 'wait', ok], cli.env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, `${at}  succeeded\n`);
   assert.match(r.stdout, new RegExp(`finished: ${at}`));
 
   const failedAt = '2022-11-12T13:14:15.000Z';
   const failed = await finishedJob('failed-long-ago', 'failed', failedAt);
-  const f = await runCli(['jobs', 'wait', failed], env);
+  const f = await runCli(['jobs', 'wait', failed], cli.env);
   assert.equal(f.code, 1, 'a job that did not succeed');
   assert.equal(f.stderr, `${failedAt}  failed\n`);
 });
 
 test("jobs wait prints a running job's step as it changes, with its estimated finish", async () => {
-  const job = await t
-    .as(h.http.post('/v1/jobs'))
+  const job = await cli.t
+    .as(cli.h.http.post('/v1/jobs'))
     .send({ name: 'underway', workflow: { task: { name: 'addition' }, steps: 20 } })
     .expect(201);
   const id = job.body.id as string;
   // What the reports of a run at step 5 leave on the row, its pace from step 1, 4 s apart.
-  await h.api.deps.db.pool.query(
+  await cli.h.api.deps.db.pool.query(
     `UPDATE jobs SET status = 'running', started_at = now(), progress_step = 5, progress_at = now(),
                      pace_step = 1, pace_at = now() - interval '4 seconds' WHERE id = $1`,
     [id],
   );
-  const r = await runCli(['jobs', 'wait', id, '--interval', '0.2', '--timeout', '1'], env);
+  const r = await runCli(['jobs', 'wait', id, '--interval', '0.2', '--timeout', '1'], cli.env);
   assert.equal(r.code, 2, 'still running when the wait gave up');
   const lines = r.stderr.trim().split('\n');
   assert.match(lines[0]!, /^\S+ {2}running {2}step 5\/20, estimated finish \S+Z$/);

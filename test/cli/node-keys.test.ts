@@ -1,42 +1,29 @@
 /** `timeshare admin nodes key|revoke-key` against an API server (no scheduler or worker needed). */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startHarness, type Harness } from '../helpers/api-harness.js';
+import { useCliFixture } from './cli-fixture.js';
 import { runCli } from './run-cli.js';
 
-let h: Harness;
-let home: string;
-let env: Record<string, string>;
-before(async () => {
-  h = await startHarness();
-  home = await mkdtemp(path.join(tmpdir(), 'timeshare-cli-node-keys-'));
-  env = {
-    XDG_CONFIG_HOME: path.join(home, 'config'),
-    TIMESHARE_API_URL: h.api.url,
-    TIMESHARE_ADMIN_KEY: h.adminKey,
-  };
-});
-after(async () => {
-  await h.close();
-  await rm(home, { recursive: true, force: true });
+const cli = useCliFixture('node-keys', {
+  env: ({ h }) => ({ TIMESHARE_API_URL: h.api.url, TIMESHARE_ADMIN_KEY: h.adminKey }),
 });
 
 test('admin nodes revoke-key: the key mints no more tokens; again is fine; an unknown id is not_found', async () => {
-  const created = await runCli(['--json', 'admin', 'nodes', 'key', 'cli-node'], env);
+  const created = await runCli(['--json', 'admin', 'nodes', 'key', 'cli-node'], cli.env);
   assert.equal(created.code, 0, created.stderr);
   const key = JSON.parse(created.stdout) as { id: string; apiKey: string };
-  await h.http.post('/v1/auth/token').send({ apiKey: key.apiKey }).expect(200);
+  await cli.h.http.post('/v1/auth/token').send({ apiKey: key.apiKey }).expect(200);
 
-  const revoked = await runCli(['admin', 'nodes', 'revoke-key', key.id], env);
+  const revoked = await runCli(['admin', 'nodes', 'revoke-key', key.id], cli.env);
   assert.equal(revoked.code, 0, revoked.stderr);
   assert.match(revoked.stdout, new RegExp(`revoked node key ${key.id}`));
-  await h.http.post('/v1/auth/token').send({ apiKey: key.apiKey }).expect(401);
-  assert.equal((await runCli(['admin', 'nodes', 'revoke-key', key.id], env)).code, 0);
+  await cli.h.http.post('/v1/auth/token').send({ apiKey: key.apiKey }).expect(401);
+  assert.equal((await runCli(['admin', 'nodes', 'revoke-key', key.id], cli.env)).code, 0);
 
-  const unknown = await runCli(['admin', 'nodes', 'revoke-key', '00000000-0000-4000-8000-000000000000'], env);
+  const unknown = await runCli(
+    ['admin', 'nodes', 'revoke-key', '00000000-0000-4000-8000-000000000000'],
+    cli.env,
+  );
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /^error: not_found: node key not found$/m);
 });
@@ -44,14 +31,16 @@ test('admin nodes revoke-key: the key mints no more tokens; again is fine; an un
 test('admin nodes keys: a table of ids to revoke, a page at a time; --json is the API page', async () => {
   const made: { id: string; apiKey: string }[] = [];
   for (const name of ['rack-a', 'rack-b', 'rack-c']) {
-    const r = await runCli(['--json', 'admin', 'nodes', 'key', name], env);
+    const r = await runCli(['--json', 'admin', 'nodes', 'key', name], cli.env);
     assert.equal(r.code, 0, r.stderr);
     made.push(JSON.parse(r.stdout));
   }
-  assert.equal((await runCli(['admin', 'nodes', 'revoke-key', made[1]!.id], env)).code, 0);
+  assert.equal((await runCli(['admin', 'nodes', 'revoke-key', made[1]!.id], cli.env)).code, 0);
 
   // Every key this file made, oldest first (the first test's too), two at a time.
-  const all = JSON.parse((await runCli(['--json', 'admin', 'nodes', 'keys', '--limit', '100'], env)).stdout);
+  const all = JSON.parse(
+    (await runCli(['--json', 'admin', 'nodes', 'keys', '--limit', '100'], cli.env)).stdout,
+  );
   assert.equal(all.nextCursor, null);
   const ours = all.data.slice(-3);
   assert.deepEqual(
@@ -74,7 +63,7 @@ test('admin nodes keys: a table of ids to revoke, a page at a time; --json is th
   let after: string[] = [];
   for (let pages = 0; ; pages++) {
     assert.ok(pages < all.data.length, 'pages end');
-    const r = await runCli(['admin', 'nodes', 'keys', '--limit', '2', ...after], env);
+    const r = await runCli(['admin', 'nodes', 'keys', '--limit', '2', ...after], cli.env);
     assert.equal(r.code, 0, r.stderr);
     for (const k of all.data) if (rowOf(r.stdout, k.id)) seen.push(k.id);
     const more = /^more: --after (\S+)$/m.exec(r.stdout);
@@ -86,7 +75,7 @@ test('admin nodes keys: a table of ids to revoke, a page at a time; --json is th
     all.data.map((k: { id: string }) => k.id),
   );
 
-  const last = await runCli(['admin', 'nodes', 'keys', '--limit', '100'], env);
+  const last = await runCli(['admin', 'nodes', 'keys', '--limit', '100'], cli.env);
   const revoked = rowOf(last.stdout, made[1]!.id)!;
   assert.deepEqual(revoked.slice(1, 3), [made[1]!.id, 'rack-b']);
   assert.match(revoked[6]!, /^\d{4}-\d\d-\d\dT/, 'revoked at');

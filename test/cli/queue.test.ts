@@ -2,48 +2,34 @@
  * `timeshare queue <pool>` against an API server, after one round of the real scheduler (no nodes:
  * every job waits for capacity): each job's priority is named as the job commands name it.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { kueueLikePolicy } from '../../scheduler/core/policy.js';
 import { publishQueueViews } from '../helpers/queue-views.js';
-import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { useCliFixture } from './cli-fixture.js';
 import { runCli } from './run-cli.js';
 
-let h: Harness;
-let t: TestTenant;
-let home: string;
-let env: Record<string, string>;
-before(async () => {
-  h = await startHarness();
-  t = await h.createTenant('queued');
-  home = await mkdtemp(path.join(tmpdir(), 'timeshare-cli-queue-'));
-  env = {
-    XDG_CONFIG_HOME: path.join(home, 'config'),
+const cli = useCliFixture('queue', {
+  tenant: 'queued',
+  env: ({ h, t }) => ({
     TIMESHARE_API_URL: h.api.url,
     TIMESHARE_API_KEY: t.apiKey,
     TIMESHARE_ADMIN_KEY: h.adminKey,
-  };
-});
-after(async () => {
-  await h.close();
-  await rm(home, { recursive: true, force: true });
+  }),
 });
 
 test('queue <pool> names each priority as `jobs get` does, and each tenant by its name', async () => {
   const ids: Record<string, string> = {};
   for (const priority of ['low', 'urgent']) {
-    const job = await t
-      .as(h.http.post('/v1/jobs'))
+    const job = await cli.t
+      .as(cli.h.http.post('/v1/jobs'))
       .send({ name: `${priority}-one`, priority, workflow: { task: { name: 'addition' } } })
       .expect(201);
     ids[priority] = job.body.id;
   }
-  await publishQueueViews(h, kueueLikePolicy);
+  await publishQueueViews(cli.h, kueueLikePolicy);
 
-  const r = await runCli(['queue', 'default'], env);
+  const r = await runCli(['queue', 'default'], cli.env);
   assert.equal(r.code, 0, r.stderr);
   const header = r.stdout.split('\n')[1]!.split('│');
   const column = header.findIndex((c) => c.trim() === 'priority');
@@ -53,7 +39,7 @@ test('queue <pool> names each priority as `jobs get` does, and each tenant by it
     assert.ok(row, r.stdout);
     assert.equal(row.split('│')[column]!.trim(), priority);
     assert.equal(row.split('│')[tenantColumn]!.trim(), 'queued');
-    assert.match((await runCli(['jobs', 'get', id], env)).stdout, new RegExp(`priority ${priority},`));
+    assert.match((await runCli(['jobs', 'get', id], cli.env)).stdout, new RegExp(`priority ${priority},`));
   }
   assert.match(r.stdout, /2 queued in default/);
 });
