@@ -49,7 +49,9 @@ test(
       .getByLabel('Job spec (JSON)')
       .fill(JSON.stringify({ name: 'bad', workflow: { task: { name: 'nope' } } }));
     await page.getByTestId('submit-job').click();
-    assert.match(await page.getByTestId('submit-error').innerText(), /workflow\.task/);
+    const refusal = await page.getByTestId('submit-error').innerText();
+    assert.match(refusal, /workflow\.task\.name/);
+    assert.doesNotMatch(refusal, /workflow\.task\.name: workflow\.task\.name/, 'the field named once');
     // Those two refusals were provoked; Chromium logs every failed request as a console error.
     assert.deepEqual(
       errors.filter((e) => !e.startsWith('console: Failed to load resource')),
@@ -82,6 +84,19 @@ test(
     assert.match(download.suggestedFilename(), /^ui-first-step\d+\.safetensors$/);
     await page.getByText('saved, sha256 verified').waitFor();
     await screenshot('job-page');
+    // Loaded by its address (a reload, a shared link), the page stays (the router sent it to the list).
+    await page.reload();
+    await page.locator('[data-testid=job-status]').waitFor();
+    assert.match(page.url(), new RegExp(`/ui/jobs/${firstId}$`));
+    // A job that is not there: said once, with the way back, and nothing asked again.
+    await page.goto(`${ui}jobs/00000000-0000-4000-8000-000000000000`);
+    await page.getByTestId('job-error').waitFor();
+    await page.waitForTimeout(4_000);
+    assert.deepEqual(
+      errors.filter((e) => !e.startsWith('console: Failed to load resource')),
+      ['404 GET /v1/jobs/00000000-0000-4000-8000-000000000000'],
+    );
+    errors.length = 0;
 
     await page.getByRole('link', { name: '← Jobs' }).click();
     await page.locator(`tr[data-job-id="${second.body.id}"]`).waitFor();
@@ -118,6 +133,10 @@ test(
       .locator('.mantine-Card-root')
       .filter({ has: timeline })
       .screenshot({ path: path.join(artifactsDir, 'ui', 'pool-timeline-card.png') });
+
+    await page.reload();
+    await timeline.waitFor();
+    assert.match(page.url(), /\/ui\/pools\/default$/);
 
     await page.getByRole('link', { name: 'Tenants' }).click();
     await page.getByTestId('tenants-table').getByText('ui-tenant').waitFor();

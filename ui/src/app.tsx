@@ -68,26 +68,7 @@ function Shell({ session, onLogout }: { session: Session; onLogout: () => void }
             />
           ))}
         </AppShell.Navbar>
-        <AppShell.Main>
-          <Switch>
-            {session.role === 'tenant' ? (
-              <>
-                <Route path="/jobs">{() => <JobsView />}</Route>
-                <Route path="/jobs/:id">{(p) => <JobPage id={p.id} />}</Route>
-                <Route path="/usage">{() => <UsageView />}</Route>
-                <Route>{() => <Redirect to="/jobs" />}</Route>
-              </>
-            ) : (
-              <>
-                <Route path="/pools">{() => <PoolsView />}</Route>
-                <Route path="/pools/:name">{(p) => <PoolPage name={decodeURIComponent(p.name)} />}</Route>
-                <Route path="/tenants">{() => <TenantsView />}</Route>
-                <Route path="/nodes">{() => <NodesView />}</Route>
-                <Route>{() => <Redirect to="/pools" />}</Route>
-              </>
-            )}
-          </Switch>
-        </AppShell.Main>
+        <AppShell.Main>{session.role === 'tenant' ? <TenantRoutes /> : <AdminRoutes />}</AppShell.Main>
       </AppShell>
     </ApiContext.Provider>
   );
@@ -109,5 +90,31 @@ export function App() {
         <LoginView onLogin={setSession} />
       )}
     </Router>
+  );
+}
+
+// Each role's routes are a Switch's direct children: wouter's Switch does not look inside a
+// fragment, so routes in one all rendered, and the fallback's Redirect sent every page loaded by
+// its address (a reload, a shared link) back to the first list.
+function TenantRoutes() {
+  return (
+    <Switch>
+      <Route path="/jobs">{() => <JobsView />}</Route>
+      <Route path="/jobs/:id">{(p) => <JobPage id={p.id} />}</Route>
+      <Route path="/usage">{() => <UsageView />}</Route>
+      <Route>{() => <Redirect to="/jobs" />}</Route>
+    </Switch>
+  );
+}
+
+function AdminRoutes() {
+  return (
+    <Switch>
+      <Route path="/pools">{() => <PoolsView />}</Route>
+      <Route path="/pools/:name">{(p) => <PoolPage name={decodeURIComponent(p.name)} />}</Route>
+      <Route path="/tenants">{() => <TenantsView />}</Route>
+      <Route path="/nodes">{() => <NodesView />}</Route>
+      <Route>{() => <Redirect to="/pools" />}</Route>
+    </Switch>
   );
 }

@@ -25,6 +25,8 @@ export async function followJobEvents(
         parseAs: 'stream',
         signal,
       });
+      // A 4xx will not change by asking again (the job is not this tenant's, or not at all).
+      if (response.status >= 400 && response.status < 500 && response.status !== 429) return;
       if (!response.ok || !data) throw new Error(`event stream: HTTP ${response.status}`);
       const parser = createParser({
         onEvent: (m) => {

@@ -1,6 +1,7 @@
 /**
  * Loads data now and again every `intervalMs` while the view is mounted (0: once). A failed load
- * keeps the last data and reports the error; an answer that arrives after unmount is dropped.
+ * keeps the last data and reports the error, and a 404 ends the polling; an answer that arrives
+ * after unmount is dropped.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 
@@ -27,6 +28,8 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, deps: rea
         setError(undefined);
       } catch (err) {
         if (live) setError(err as Error);
+        // Gone (404): asking again every few seconds changes nothing.
+        if ((err as { status?: unknown }).status === 404) return;
       }
       if (live && intervalMs > 0) timer = setTimeout(run, intervalMs);
     };

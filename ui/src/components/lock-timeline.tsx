@@ -18,9 +18,11 @@ const label = (h: Hold) => `${h.jobName ?? h.job.slice(0, 8)}${h.tenantName ? ` 
 
 export function LockTimeline({ timeline }: { timeline: Timeline }) {
   const t1 = Date.parse(timeline.now);
-  // Zoomed to the holds when they fill only the end of the window (a pool that just got busy).
-  const first = Math.min(...timeline.data.map((h) => Date.parse(h.start)));
-  const t0 = Math.max(Date.parse(timeline.since), first - (t1 - first) * 0.05);
+  // Zoomed to the holds when they fill only the end of the window (a pool that just got busy); the
+  // whole window when it has none (the minimum of no start was Infinity: "Invalid Date" ticks).
+  const since = Date.parse(timeline.since);
+  const first = timeline.data.reduce((m, h) => Math.min(m, Date.parse(h.start)), t1);
+  const t0 = timeline.data.length ? Math.max(since, first - (t1 - first) * 0.05) : since;
   const span = Math.max(t1 - t0, 1);
   const x = (ms: number) => ((Math.min(Math.max(ms, t0), t1) - t0) / span) * WIDTH;
   const jobs = new Map<string, { hold: Hold; holds: number; ms: number }>();
@@ -77,9 +79,14 @@ export function LockTimeline({ timeline }: { timeline: Timeline }) {
           </div>
         );
       })}
+      {timeline.data.length === 0 && (
+        <Text size="xs" c="dimmed" data-testid="timeline-idle">
+          No device was held in this window.
+        </Text>
+      )}
       <Group justify="space-between" gap={0}>
-        {ticks.map((t) => (
-          <Text key={t} size="xs" c="dimmed">
+        {ticks.map((t, i) => (
+          <Text key={i} size="xs" c="dimmed">
             {new Date(t).toLocaleTimeString()}
           </Text>
         ))}

@@ -2,11 +2,11 @@
  * One job: its status as it changes (the event stream), where it waits if queued, its curves
  * (reward, held-out accuracy, KL, loss from the metrics API), its events and its checkpoints.
  */
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Alert, Anchor, Button, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
-import { unwrap, type MetricPoint } from '../../../sdk/src/index.js';
-import { allJobMetrics } from '../../../sdk/src/metrics.js';
+import { unwrap, type Job, type MetricPoint } from '../../../sdk/src/index.js';
+import { useJobMetrics } from '../job-metrics.js';
 import { useApi } from '../api-context.js';
 import { statusOf, useJobEvents } from '../job-stream.js';
 import { usePoll } from '../use-poll.js';
@@ -35,7 +35,33 @@ function curves(points: MetricPoint[]) {
   return byName;
 }
 
+const BackToJobs = () => (
+  <Anchor component={Link} href="/jobs" size="sm">
+    ← Jobs
+  </Anchor>
+);
+
 export function JobPage({ id }: { id: string }) {
+  const { client } = useApi();
+  const job = usePoll(() => unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } })), 5000, [
+    client,
+    id,
+  ]);
+  // Not this tenant's, or not at all: nothing below has anything to show or to ask for.
+  if (job.error && !job.data)
+    return (
+      <Stack>
+        <BackToJobs />
+        <Alert color="red" data-testid="job-error">
+          {job.error.message}
+        </Alert>
+      </Stack>
+    );
+  if (!job.data) return <Text>Loading…</Text>;
+  return <JobView id={id} job={job.data} reloadJob={job.reload} />;
+}
+
+function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: () => void }) {
   const { client } = useApi();
   const events = useJobEvents(client, id);
   const liveStatus = [...events]
@@ -43,18 +69,13 @@ export function JobPage({ id }: { id: string }) {
     .map(statusOf)
     .find((s) => s !== undefined);
   const done = liveStatus !== undefined && finalStatuses.has(liveStatus);
-  const job = usePoll(() => unwrap(client.GET('/v1/jobs/{id}', { params: { path: { id } } })), 5000, [
-    client,
-    id,
-  ]);
-  const metrics = usePoll(() => allJobMetrics(client, id), done ? 0 : 3000, [client, id, done]);
+  const metrics = useJobMetrics(id, done);
   const checkpoints = usePoll(
     () => unwrap(client.GET('/v1/jobs/{id}/checkpoints', { params: { path: { id } } })),
     done ? 0 : 5000,
     [client, id, done],
   );
   // A status change reloads the job at once (queue position, start and finish times, error).
-  const reloadJob = job.reload;
   useEffect(() => {
     if (liveStatus) reloadJob();
   }, [liveStatus, reloadJob]);
@@ -64,37 +85,43 @@ export function JobPage({ id }: { id: string }) {
   useEffect(() => {
     if (written) reloadCheckpoints();
   }, [written, reloadCheckpoints]);
-  const byName = useMemo(() => curves(metrics.data ?? []), [metrics.data]);
+  const byName = useMemo(() => curves(metrics), [metrics]);
+  const [cancelling, setCancelling] = useState(false);
+  const [cancelError, setCancelError] = useState<string | null>(null);
 
-  if (job.error && !job.data) return <Alert color="red">{job.error.message}</Alert>;
-  const j = job.data;
-  if (!j) return <Text>Loading…</Text>;
   const status = liveStatus ?? j.status;
   const cancel = async () => {
-    await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } })).catch(() => undefined);
-    job.reload();
+    setCancelling(true);
+    setCancelError(null);
+    try {
+      await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }));
+    } catch (err) {
+      setCancelError((err as Error).message);
+    } finally {
+      setCancelling(false);
+      reloadJob();
+    }
   };
 
   return (
     <Stack>
-      <Anchor component={Link} href="/jobs" size="sm">
-        ← Jobs
-      </Anchor>
+      <BackToJobs />
       <Group justify="space-between">
         <Group>
           <Title order={3}>{j.name}</Title>
           <StatusBadge status={status} />
         </Group>
         {!finalStatuses.has(status) && (
-          <Button color="red" variant="light" onClick={cancel}>
+          <Button color="red" variant="light" onClick={cancel} loading={cancelling} data-testid="cancel-job">
             Cancel
           </Button>
         )}
       </Group>
       <Text size="sm" c="dimmed">
-        {j.id} · pool {j.pool} · priority {j.priority} · attempt {j.attempts}/{j.maxAttempts} · created{' '}
-        {ago(j.createdAt)} · started {time(j.startedAt)} · finished {time(j.finishedAt)} ·{' '}
-        {j.deviceSeconds.toFixed(0)} device-seconds
+        {j.id} · pool {j.pool} · priority {j.priority} · attempt {j.countedAttempts}/{j.maxAttempts}
+        {j.attempts !== j.countedAttempts ? ` (${j.attempts} runs)` : ''} · created {ago(j.createdAt)} ·
+        started {time(j.startedAt)} · finished {time(j.finishedAt)} · {j.deviceSeconds.toFixed(0)}{' '}
+        device-seconds
       </Text>
       {status === 'queued' && (
         <Alert color="gray" data-testid="queue-info">
@@ -111,6 +138,11 @@ export function JobPage({ id }: { id: string }) {
             ? `; estimated finish ${ago(j.progress.estimatedFinishAt)}`
             : ''}
         </Text>
+      )}
+      {cancelError && (
+        <Alert color="red" data-testid="cancel-error">
+          Not cancelled: {cancelError}
+        </Alert>
       )}
       {j.error && <Alert color="red">{j.error}</Alert>}
       <SimpleGrid cols={{ base: 1, md: 2 }}>

@@ -31,7 +31,7 @@ function QueueTable({ pool }: { pool: string }) {
   return (
     <>
       <Text size="sm" c="dimmed">
-        {queue.data?.total ?? 0} jobs waiting
+        {queue.data?.total ?? 0} {queue.data?.total === 1 ? 'job' : 'jobs'} waiting
       </Text>
       <Table.ScrollContainer minWidth={640}>
         <Table data-testid="queue-table">

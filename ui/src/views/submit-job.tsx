@@ -41,7 +41,8 @@ export function SubmitJob({
       onSubmitted(job);
     } catch (err) {
       const e = err as TimeshareError;
-      setError(e.param ? `${e.param}: ${e.message}` : e.message);
+      // Validation messages already name their field ("workflow.task.name: …").
+      setError(e.param && !e.message.startsWith(e.param) ? `${e.param}: ${e.message}` : e.message);
     } finally {
       setBusy(false);
     }
