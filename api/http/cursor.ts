@@ -31,6 +31,13 @@ export function decodeTimeCursor(after: string): { at: Date; id: string } {
   return { at, id };
 }
 
+/** A cursor whose key is a bigint column's value (an event id), as `String()` wrote it. */
+export function decodeBigintCursor(after: string): { key: string; id: string } {
+  const c = decodeCursor(after);
+  if (!/^\d{1,19}$/.test(c.key) || BigInt(c.key) > 2n ** 63n - 1n) throw notACursor();
+  return c;
+}
+
 /** The page and the cursor of the next one, from a query that fetched `limit + 1` rows. */
 export function page<T>(rows: T[], limit: number, cursorOf: (last: T) => string) {
   const data = rows.slice(0, limit);

@@ -18,7 +18,7 @@ import { ApiError, notFound } from '../../common/errors.js';
 import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
-import { decodeCursor, encodeCursor, page } from '../http/cursor.js';
+import { decodeBigintCursor, encodeCursor, page } from '../http/cursor.js';
 import { parseOrThrow } from '../http/validate.js';
 import { newSecret } from '../../webhooks/signing.js';
 import { checkWebhookUrl, UrlRefused } from '../../webhooks/url-policy.js';
@@ -221,9 +221,7 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const q = parseOrThrow(deliveriesQuery, req.query);
     const ep = await ownEndpoint(req);
     // Newest event first: the cursor is the last one's event id (and its delivery's id, for its shape).
-    const c = q.after ? decodeCursor(q.after) : null;
-    if (c && (!/^\d{1,19}$/.test(c.key) || BigInt(c.key) > 2n ** 63n - 1n))
-      throw new ApiError('invalid_request', 'after: not a cursor returned by this API', 'after');
+    const c = q.after ? decodeBigintCursor(q.after) : null;
     const rows = await listDeliveries(pool, ep.id as string, q.status ?? null, q.limit + 1, c?.key ?? null);
     const { data, nextCursor } = page(rows as Row[], q.limit, (last) =>
       encodeCursor(String(last.event_id), last.id as string),

@@ -121,21 +121,22 @@ export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuer
   let scanned = 0;
   let full = false;
   const { ended } = await scan(redis, keys, start, ([id, flat]) => {
-    const added: TimelineInterval[] = [];
+    // This entry's holds, taken whole or not at all (the page is full before it).
+    const added = new Map<string, TimelineInterval>();
     const closed: [TimelineInterval, TimelineInterval][] = [];
     for (const rec of recordsOf(flat))
       for (const h of holdsOf(rec, wanted)) {
-        const held = byKey.get(h.key) ?? added.find((i) => holdKey(i.device, i.token) === h.key);
+        const held = byKey.get(h.key) ?? added.get(h.key);
         if (h.ends && held) closed.push([held, h.interval]);
         else if (!h.ends) {
           floor ??= h.interval.start;
-          added.push(h.interval);
+          added.set(h.key, h.interval);
         }
         // An end whose grant these pages did not read: listed here if it was granted before the
         // window (TimelineCursor); otherwise an earlier page listed it.
-        else if (floor === undefined || h.interval.start < floor) added.push(h.interval);
+        else if (floor === undefined || h.interval.start < floor) added.set(h.key, h.interval);
       }
-    if (intervals.length > 0 && intervals.length + added.length > limit) {
+    if (intervals.length > 0 && intervals.length + added.size > limit) {
       full = true;
       return false;
     }
@@ -143,22 +144,33 @@ export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuer
       held.end = end.end;
       held.reason = end.reason;
     }
-    for (const i of added) {
+    for (const [key, i] of added) {
       intervals.push(i);
-      byKey.set(holdKey(i.device, i.token), i);
+      byKey.set(key, i);
     }
     lastEntry = id;
     if (intervals.length >= limit) full = true;
     return !full && ++scanned < SCAN_BUDGET;
   });
 
+  // Each device's current hold, read once for steps 2 and 3.
+  const states = new Map<string, DeviceState>();
+  const inspect = async (devices: readonly string[]) => {
+    const unread = [...new Set(devices)].filter((d) => !states.has(d));
+    for (const st of await Promise.all(unread.map((d) => inspectDevice(redis, keys, d))))
+      states.set(st.device, st);
+    return devices.map((d) => states.get(d)!);
+  };
+  const before = q.since !== undefined && !cursor;
+  const leased = before
+    ? (q.devices ?? (await redis.zrange(keys.leases, 0, -1))).filter((d) => !wanted || wanted(d))
+    : [];
+
   // 2. Ends of the page's open holds: none while the device still has it, else further on.
   const open = intervals.filter((i) => i.end === null);
   if (open.length > 0) {
-    const states = await Promise.all(
-      [...new Set(open.map((i) => i.device))].map((d) => inspectDevice(redis, keys, d)),
-    );
-    const current = new Set(states.flatMap((st) => (st.hold ? [holdKey(st.device, st.hold.token)] : [])));
+    const now = await inspect([...leased, ...open.map((i) => i.device)]);
+    const current = new Set(now.flatMap((st) => (st.hold ? [holdKey(st.device, st.hold.token)] : [])));
     const ending = new Map(
       open
         .filter((i) => !current.has(holdKey(i.device, i.token)))
@@ -179,11 +191,10 @@ export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuer
   }
 
   // 3. Holds granted before `since` and still open have no entry in the window: add them.
-  if (q.since !== undefined && !cursor) {
-    const held = (q.devices ?? (await redis.zrange(keys.leases, 0, -1))).filter((d) => !wanted || wanted(d));
-    for (const state of await Promise.all(held.map((d) => inspectDevice(redis, keys, d)))) {
+  if (before) {
+    for (const state of await inspect(leased)) {
       const hold = state.hold;
-      if (!hold || hold.grantedAt >= q.since || byKey.has(holdKey(state.device, hold.token))) continue;
+      if (!hold || hold.grantedAt >= q.since! || byKey.has(holdKey(state.device, hold.token))) continue;
       intervals.unshift(openInterval(state.device, hold));
     }
   }

@@ -112,10 +112,9 @@ export async function recordUsage(
        SELECT j.id, j.tenant_id, CASE WHEN j.since IS NULL THEN 0 ELSE GREATEST(0, LEAST($2::float8,
                 extract(epoch FROM now() - j.since) * j.held - j.charged)) END AS s
          FROM j
-     ), b AS (
-       SELECT id, tenant_id, s, CASE WHEN s > 0 THEN s / $2::float8 ELSE 0 END AS k FROM b0
      ), parts AS (
-       SELECT id, tenant_id, s, k * $3::float8 AS run, k * $4::float8 AS sw, k * $5::float8 AS idle FROM b
+       SELECT id, tenant_id, s, k * $3::float8 AS run, k * $4::float8 AS sw, k * $5::float8 AS idle
+         FROM b0, LATERAL (SELECT CASE WHEN s > 0 THEN s / $2::float8 ELSE 0 END AS k) share
      ), uj AS (
        UPDATE jobs SET device_seconds = jobs.device_seconds + p.s,
          placement_device_seconds = jobs.placement_device_seconds + p.s,
