@@ -145,6 +145,8 @@ export class PoolModel {
   private readonly byFree: Set<NodeRecord>[] = [];
   readonly totalDevices: number;
   readonly totalMemory: number;
+  /** `someNodeHolds` by plan shape: nodes do not change within a round. */
+  private readonly holdsByShape = new Map<string, boolean>();
 
   constructor(
     readonly pool: string,
@@ -199,6 +201,28 @@ export class PoolModel {
     return 0;
   }
 
+  /**
+   * Whether some node of the pool, emptied, would hold the plan: `devicesMin` devices of its memory.
+   * A job no node holds waits for capacity whatever else holds it back (a tenant at its share would
+   * be told `fair_share`, and no share it gets places it); no preemption places it either.
+   */
+  someNodeHolds(plan: Pick<JobPlan, 'devicesMin' | 'deviceBytes'>): boolean {
+    const key = `${plan.devicesMin}:${plan.deviceBytes}`;
+    let holds = this.holdsByShape.get(key);
+    if (holds === undefined) {
+      holds = false;
+      for (const slots of this.slots.values()) {
+        let fit = 0;
+        for (const s of slots) if (s.memoryBytes >= plan.deviceBytes) fit++;
+        if (fit >= plan.devicesMin) {
+          holds = true;
+          break;
+        }
+      }
+      this.holdsByShape.set(key, holds);
+    }
+    return holds;
+  }
   /** Host memory held on a node by the offloaded state of its jobs. */
   hostUsedOn(nodeId: string): number {
     return this.records.get(nodeId)?.hostUsed ?? 0;

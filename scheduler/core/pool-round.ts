@@ -390,8 +390,13 @@ export function schedulePool(
       waitFor(job, plan, notBefore, blockedReason(blockedBy, job));
       continue;
     }
-    let reason: WaitReason | null = null;
-    if (policy.preemption && searches < MAX_PREEMPTION_SEARCHES && !searchFailed.has(job.tenantId)) {
+    let reason: WaitReason | null = model.someNodeHolds(plan) ? null : 'capacity';
+    if (
+      reason === null &&
+      policy.preemption &&
+      searches < MAX_PREEMPTION_SEARCHES &&
+      !searchFailed.has(job.tenantId)
+    ) {
       searches++;
       const ctx = { model, fair, policy, now, running, leaving, claimed, footprint };
       // Devices being freed first; then moving jobs off one node (they lose a restart, nobody loses

@@ -198,6 +198,34 @@ describe('schedule(): quotas and order', () => {
     assert.equal(view(d, 'b1')!.waitReason, 'quota');
   });
 
+  it('says a job no node can hold waits for capacity, even of a tenant at its share', () => {
+    // a holds 2 of 4 devices, its share against b; its 8-device job and its job of 32 GiB a device
+    // fit on no node (4 devices of 16 GiB), and its 1-device job is held by the share.
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [
+          running('a0', 'a', 'n1', [0]),
+          running('a1', 'a', 'n1', [1]),
+          running('b0', 'b', 'n1', [2, 3]),
+        ],
+        queued: [
+          queued('wide', 'a', { devices: 8, maxDevices: 8 }),
+          queued('narrow', 'a'),
+          queued('big-memory', 'a', { memoryPerDeviceBytes: 32 * 1024 ** 3 }),
+        ],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(placedIds(d), []);
+    assert.equal(view(d, 'wide')!.waitReason, 'capacity');
+    assert.equal(view(d, 'big-memory')!.waitReason, 'capacity');
+    assert.equal(view(d, 'narrow')!.waitReason, 'fair_share');
+    assert.equal(view(d, 'wide')!.estimatedStartAt, null);
+  });
+
   it('orders tenants by weighted dominant share, not by arrival', () => {
     // a submitted 6 jobs first; b arrives later with 6; 4 devices: each gets 2.
     const jobs = [
