@@ -77,8 +77,8 @@ if (!filter.length) {
 // delete, and that fails the run. tsx's compile cache is shared through a link, not counted.
 //
 // Two lanes run side by side, each one file at a time: the system tests (real scheduler and worker
-// processes and the engine under them, whose timings matter: test/ but test/api) and the rest (unit
-// tests beside the code, the API's tests on an in-process server). The system lane alone keeps
+// processes and the engine under them, whose timings matter; `system` below) and the rest (unit
+// tests beside the code, the API's tests on an in-process server, the CLI's and SDK's against one). The system lane alone keeps
 // about 1.3 of the machine's 2 cores busy, and its length is the run's, so the other lane runs at a
 // lower CPU priority (nice 10) on what it leaves. On 2 cores the suite took 1,173 s in one lane,
 // 1,008 s with the other lane beside it at the same priority, 932 s at nice 10 (2026-11-27). A
@@ -92,9 +92,15 @@ if (!existsSync(path.join(sharedTmp, tsxCache))) mkdirSync(path.join(sharedTmp, 
 const failed = [];
 const took = [];
 const suiteStarted = Date.now();
+// A system test starts real schedulers and workers (test/e2e, and any other file that starts a
+// cluster: the CLI's, the webhooks' and the dashboard's end-to-end files). The CLI's and the SDK's
+// other files talk to an in-process API only: 46 s of the system lane on 2026-11-28, moved beside it.
 const system = (f) => {
   const rel = path.relative(root, f);
-  return rel.startsWith(`test${path.sep}`) && !rel.startsWith(path.join('test', 'api') + path.sep);
+  if (!rel.startsWith(`test${path.sep}`) || rel.startsWith(path.join('test', 'api') + path.sep)) return false;
+  return (
+    rel.startsWith(path.join('test', 'e2e') + path.sep) || readFileSync(f, 'utf8').includes('startCluster(')
+  );
 };
 const alone = (f) => readFileSync(f, 'utf8').startsWith('// npm test: alone');
 if (process.env.TIMESHARE_TEST_LANES === '1') {
