@@ -8,6 +8,7 @@ import type { EventHub } from './jobs/event-hub.js';
 import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import type { CheckpointStore } from '../common/storage/index.js';
 import type { DeviceLockService } from '../common/device-lock/index.js';
+import type { CheckpointSweeper } from './jobs/checkpoint-sweeper.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */
 export interface ApiDeps {
@@ -19,6 +20,8 @@ export interface ApiDeps {
   wake: SchedulerWake;
   events: EventHub;
   storage: CheckpointStore;
+  /** Deletes the files of checkpoints retired by their job's keepCheckpoints. */
+  retiredCheckpoints: CheckpointSweeper;
   metrics: ApiMetrics;
   logger: Logger;
   /** Read side of the device locks: the grant/release timeline. */

@@ -17,6 +17,10 @@ import { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import { openCheckpointStore, storageConfigFromEnv } from '../common/storage/index.js';
 import type { ApiDeps } from './deps.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
+import { CheckpointSweeper } from './jobs/checkpoint-sweeper.js';
+
+/** How often each API process looks for retired checkpoints' files left to delete. */
+const RETIRED_CHECKPOINT_SWEEP_MS = 60_000;
 
 export interface RunningApi {
   url: string;
@@ -38,6 +42,7 @@ export async function startApi(
     connectRedis(config.REDIS_URL, { blocking: true }),
     names.eventsChannel,
   );
+  const storage = openCheckpointStore(storageConfigFromEnv(config, config.TIMESHARE_STORAGE_ROOT));
   const deps: ApiDeps = {
     config,
     db,
@@ -45,7 +50,8 @@ export async function startApi(
     names,
     wake,
     events,
-    storage: openCheckpointStore(storageConfigFromEnv(config, config.TIMESHARE_STORAGE_ROOT)),
+    storage,
+    retiredCheckpoints: new CheckpointSweeper(db.pool, storage, logger, RETIRED_CHECKPOINT_SWEEP_MS),
     metrics: createApiMetrics(),
     logger,
     locks: new DeviceLockService(redis, { prefix: names.lockPrefix }),
@@ -66,6 +72,7 @@ export async function startApi(
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     deps.locks.close();
+    await deps.retiredCheckpoints.close();
     await events.close();
     await redis.quit().catch(() => undefined);
     await db.close();

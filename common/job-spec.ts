@@ -121,6 +121,14 @@ export const workflowSpecSchema = z
           "job's profile shows a straggler tail)",
       }),
     checkpointEvery: int(1, 1_000_000).default(20),
+    keepCheckpoints: int(1, 1_000_000)
+      .optional()
+      .openapi({
+        description:
+          "How many of the job's newest checkpoints are kept: when a newer one is recorded, older ones are " +
+          'deleted, their records at once and their files soon after. A checkpoint another job was submitted ' +
+          'to start from (initialCheckpoint) is kept. Absent: every checkpoint is kept',
+      }),
     evalEvery: int(1, 1_000_000).default(10),
     warmup: z
       .strictObject({

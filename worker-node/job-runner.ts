@@ -101,7 +101,19 @@ async function resumedEngine(
   }
 }
 
+/** A job that fails the same way on every attempt, before it runs: it fails now, with this reason. */
+class CannotRun extends Error {}
+
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
+  const initial = start.spec.initialCheckpoint;
+  // The control plane names the initial checkpoint as where a job with none of its own resumes; when
+  // it names nothing, the checkpoint was deleted after the submission named it (its job's
+  // keepCheckpoints retired it meanwhile). Starting from a fresh model instead would train
+  // something the tenant did not ask for.
+  if (!start.resume && initial)
+    throw new CannotRun(
+      `its initialCheckpoint ${initial.checkpointId} (of job ${initial.jobId}) no longer exists: it was deleted before this job first ran`,
+    );
   let opts = engineOptions(start.spec, start.placement);
   // Spatial and hybrid: the learner and a generator each get their stage's devices from the placement.
   const spatial = start.placement.mode !== 'temporal';
@@ -204,15 +216,16 @@ process.on('message', (msg: DaemonToRunner) => {
           `job ${msg.jobId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
         );
         // The engine refusing the job's spec (a context too short for its task, say) fails the same
-        // way on every attempt: the job fails now, with the engine's reason. Anything else is a
-        // crash, retried from the last checkpoint.
-        const refused = err instanceof EngineError && err.code === 'INVALID_ARGUMENT';
-        if (refused)
-          await send({
-            t: 'finished',
-            outcome: 'failed',
-            error: `the engine cannot run this job: ${err.message}`,
-          })
+        // way on every attempt, as a missing initial checkpoint does: the job fails now, with the
+        // reason. Anything else is a crash, retried from the last checkpoint.
+        const reason =
+          err instanceof CannotRun
+            ? err.message
+            : err instanceof EngineError && err.code === 'INVALID_ARGUMENT'
+              ? `the engine cannot run this job: ${err.message}`
+              : null;
+        if (reason)
+          await send({ t: 'finished', outcome: 'failed', error: reason })
             .then(() => process.exit(0))
             .catch(() => undefined);
         process.exit(2);

@@ -22,6 +22,11 @@ export interface CheckpointStore {
   discardScratch(jobId: string): Promise<void>;
   /** Makes `localDir`'s files durable under `dirKey`, replacing what was there; consumes `localDir`. */
   putDir(localDir: string, dirKey: string): Promise<void>;
+  /**
+   * Deletes the files under `dirKey` (a checkpoint retired by its job's keepCheckpoints); nothing
+   * there is not an error, so a sweep that stopped half-way can run again.
+   */
+  deleteDir(dirKey: string): Promise<void>;
   /** A local directory holding the files under `dirKey` (downloaded into `scratch` if remote). */
   fetchDir(dirKey: string, scratch: string): Promise<string>;
   size(key: string): Promise<number | null>;

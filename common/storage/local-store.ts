@@ -73,6 +73,10 @@ export class LocalCheckpointStore implements CheckpointStore {
     }
   }
 
+  async deleteDir(dirKey: string): Promise<void> {
+    await fs.rm(this.resolve(dirKey), { recursive: true, force: true });
+  }
+
   async fetchDir(dirKey: string): Promise<string> {
     return this.resolve(dirKey);
   }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -68,6 +69,20 @@ export class S3CheckpointStore implements CheckpointStore {
       }
     } finally {
       await fs.rm(localDir, { recursive: true, force: true });
+    }
+  }
+
+  async deleteDir(dirKey: string): Promise<void> {
+    // One object at a time: DeleteObjects needs a Content-MD5 many S3-compatible servers reject.
+    const prefix = `${this.objectKey(dirKey)}/`;
+    for (;;) {
+      const listed = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.cfg.bucket, Prefix: prefix }),
+      );
+      const keys = (listed.Contents ?? []).map((o) => o.Key!);
+      for (const Key of keys)
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key }));
+      if (!listed.IsTruncated || keys.length === 0) return;
     }
   }
 

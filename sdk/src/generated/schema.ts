@@ -962,6 +962,8 @@ export interface components {
             partialTail?: number;
             /** @default 20 */
             checkpointEvery?: number;
+            /** @description How many of the job's newest checkpoints are kept: when a newer one is recorded, older ones are deleted, their records at once and their files soon after. A checkpoint another job was submitted to start from (initialCheckpoint) is kept. Absent: every checkpoint is kept */
+            keepCheckpoints?: number;
             /** @default 10 */
             evalEvery?: number;
             /**

@@ -1,0 +1,77 @@
+/**
+ * A job's `workflow.keepCheckpoints`: once a newer checkpoint is recorded, the records beyond the
+ * newest N are deleted and their (job, step) written to `checkpoint_deletions` in the same
+ * statement; the files go after, in a sweep. A crash between the two leaves the row, and the next
+ * sweep (any API process's) deletes the files: a record never names a missing file, and no
+ * retired file stays forever.
+ *
+ * A checkpoint some job's spec names as its initialCheckpoint is kept: that job starts from it.
+ * A submission that names a checkpoint while it is being retired can still lose it; that job fails
+ * at its start saying so (worker-node/job-runner.ts), it never starts from scratch unannounced.
+ */
+import type pg from 'pg';
+import { checkpointDirKey, type CheckpointStore } from '../storage/checkpoint-store.js';
+
+const RETIRE = `
+WITH keep AS (
+  SELECT (spec -> 'workflow' ->> 'keepCheckpoints')::int AS n FROM jobs WHERE id = $1
+), kept AS (
+  SELECT step FROM checkpoints WHERE job_id = $1 ORDER BY step DESC LIMIT (SELECT n FROM keep)
+), gone AS (
+  DELETE FROM checkpoints c
+   WHERE c.job_id = $1
+     AND (SELECT n FROM keep) IS NOT NULL
+     AND c.step < (SELECT min(step) FROM kept)
+     AND NOT EXISTS (SELECT 1 FROM jobs o
+                      WHERE o.spec ? 'initialCheckpoint'
+                        AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
+  RETURNING c.job_id, c.step
+)
+INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone RETURNING step`;
+
+/** Retires the job's checkpoints beyond its `keepCheckpoints`; returns the steps retired. */
+export async function retireCheckpoints(pool: pg.Pool, jobId: string): Promise<number[]> {
+  const r = await pool.query<{ step: number }>(RETIRE, [jobId]);
+  return r.rows.map((x) => x.step).sort((a, b) => a - b);
+}
+
+/**
+ * Deletes the files of up to `limit` retired checkpoints, then their rows; returns how many.
+ * Rows another sweep holds are skipped, so API replicas sweep side by side. A file deletion that
+ * fails leaves its row (and the rows after it) for the next sweep.
+ */
+export async function sweepRetiredCheckpoints(
+  pool: pg.Pool,
+  store: Pick<CheckpointStore, 'deleteDir'>,
+  limit = 100,
+): Promise<number> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const rows = await c.query<{ id: string; job_id: string; step: number }>(
+      `SELECT id, job_id, step FROM checkpoint_deletions ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    const deleted: string[] = [];
+    let failure: unknown = null;
+    for (const row of rows.rows) {
+      try {
+        await store.deleteDir(checkpointDirKey(row.job_id, row.step));
+      } catch (err) {
+        failure = err;
+        break;
+      }
+      deleted.push(row.id);
+    }
+    if (deleted.length)
+      await c.query(`DELETE FROM checkpoint_deletions WHERE id = ANY($1::bigint[])`, [deleted]);
+    await c.query('COMMIT');
+    if (failure) throw failure;
+    return deleted.length;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
+}
