@@ -1,11 +1,12 @@
 /** Entry point of the API process: `node dist/api/main.js` (or `tsx api/main.ts`). */
 import cluster from 'node:cluster';
+import { configOrExit } from '../common/config.js';
 import { loadConfig } from './config.js';
 import { createLogger } from '../common/logger.js';
 import { runPrimary } from './cluster.js';
 import { startApi } from './server.js';
 
-const config = loadConfig();
+const config = configOrExit('api', () => loadConfig());
 const logger = createLogger('api', config.LOG_LEVEL);
 
 if (config.TIMESHARE_API_WORKERS > 1 && cluster.isPrimary) {

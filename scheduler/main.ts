@@ -14,12 +14,13 @@ import { createLogger } from '../common/logger.js';
 import { redisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
 import { loadSchedulerConfig, policyFrom } from './config.js';
+import { configOrExit } from '../common/config.js';
 import { sweepLostNodes } from './liveness.js';
 import { startRoundLoop } from './rounds/round-loop.js';
 import { createSchedulerMetrics } from '../common/metrics/scheduler.js';
 import { serveMetrics } from '../common/metrics/serve.js';
 
-const config = loadSchedulerConfig();
+const config = configOrExit('scheduler', () => loadSchedulerConfig());
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
 const db = connectDatabase(config.DATABASE_URL, 4);

@@ -7,11 +7,12 @@
  */
 import pg from 'pg';
 import { createLogger } from '../common/logger.js';
+import { configOrExit } from '../common/config.js';
 import { loadWebhookConfig } from './config.js';
 import { dispatchDue } from './dispatch.js';
 import { ensureCursor, fanOut } from './fan-out.js';
 
-const config = loadWebhookConfig();
+const config = configOrExit('webhooks', () => loadWebhookConfig());
 const logger = createLogger('webhooks', config.LOG_LEVEL);
 const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
 pool.on('error', () => {

@@ -5,7 +5,18 @@
  * compose stack or a DaemonSet run workers without an operator minting keys by hand; where the admin
  * key must stay off the GPU machines, mint one node key and set TIMESHARE_NODE_KEY instead.
  */
-const api = process.env.TIMESHARE_API_URL ?? 'http://127.0.0.1:8080';
+import { configOrExit } from '../common/config.js';
+import { loadWorkerConfig } from './config.js';
+
+// The daemon's configuration is checked before enrolling: a bad variable is refused at once, not
+// after a node key was minted for a daemon that will not start (the key is checked by main.ts).
+const config = configOrExit('worker-node', () =>
+  loadWorkerConfig(process.argv.slice(2), {
+    ...process.env,
+    TIMESHARE_NODE_KEY: process.env.TIMESHARE_NODE_KEY || 'tsn_not_enrolled_yet',
+  }),
+);
+const api = config.TIMESHARE_API_URL;
 const adminKey = process.env.TIMESHARE_ADMIN_KEY;
 
 async function nodeKey(): Promise<string> {
@@ -15,7 +26,8 @@ async function nodeKey(): Promise<string> {
       const res = await fetch(`${api}/v1/node-keys`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: process.env.TIMESHARE_NODE_NAME ?? 'worker' }),
+        // A key's name is at most 64 characters (a node's, 128).
+        body: JSON.stringify({ name: config.TIMESHARE_NODE_NAME.slice(0, 64) }),
       });
       if (res.status === 201) return ((await res.json()) as { apiKey: string }).apiKey;
       // A refused admin key will not start working: say so instead of waiting.

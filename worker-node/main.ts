@@ -12,6 +12,7 @@ import { createLogger } from '../common/logger.js';
 import { redisNames, type RedisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
 import type { ControlMessage } from '../common/jobs/notify.js';
+import { configOrExit } from '../common/config.js';
 import { loadWorkerConfig } from './config.js';
 import {
   ControlPlaneClient,
@@ -27,7 +28,7 @@ import { discoverGpus, virtualDevices } from './devices.js';
 import { createWorkerMetrics } from './metrics.js';
 import { serveMetrics } from '../common/metrics/serve.js';
 
-const config = loadWorkerConfig();
+const config = configOrExit('worker-node', () => loadWorkerConfig());
 const logger = createLogger('worker-node', config.LOG_LEVEL);
 const client = new ControlPlaneClient(config.TIMESHARE_API_URL, config.TIMESHARE_NODE_KEY);
 const names: RedisNames = redisNames(config.TIMESHARE_REDIS_PREFIX);

@@ -5,8 +5,14 @@
  * is left behind holding ports, device locks or jobs. A child that does not stop within the grace
  * period (TIMESHARE_PARENT_GRACE_MS) is ended outright.
  */
+import { z } from 'zod';
+import { configOrExit, parseConfig } from '../../common/config.js';
+import { parentGraceShape } from './parent-grace.js';
+
 const parent = process.ppid;
-const graceMs = Number(process.env.TIMESHARE_PARENT_GRACE_MS ?? 30_000);
+const graceMs = configOrExit('parent-watch', () =>
+  parseConfig(z.object(parentGraceShape), process.env),
+).TIMESHARE_PARENT_GRACE_MS;
 
 const watch = setInterval(() => {
   if (process.ppid === parent) return;

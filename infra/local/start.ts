@@ -12,12 +12,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyMigrations } from '../../prisma/tools/schema-engine.js';
+import { CONFIG_EXIT_CODE, configOrExit } from '../../common/config.js';
+import { loadLauncherConfig } from './config.js';
 import { findPostgres, findRedis, type Service } from './services.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dataDir = path.join(root, '.data');
 const log = (m: string) => console.log(`[start] ${m}`);
 const services: Service[] = [];
+const config = configOrExit('start', () => loadLauncherConfig());
 
 /** One supervised child: started again when it dies while the launcher is not stopping. */
 interface Supervised {
@@ -30,7 +33,7 @@ const children: Supervised[] = [];
 const watchParent = path.join(root, 'infra/local/parent-watch.ts');
 
 /** Restart delays double from 1 s up to 30 s; a child that ran a minute starts over at 1 s. */
-const RESTART_FIRST_MS = Number(process.env.TIMESHARE_RESTART_BACKOFF_MS ?? 1000);
+const RESTART_FIRST_MS = config.TIMESHARE_RESTART_BACKOFF_MS;
 const RESTART_MAX_MS = 30_000;
 const HEALTHY_AFTER_MS = 60_000;
 
@@ -64,6 +67,15 @@ function supervise(s: Supervised): void {
   const startedAt = Date.now();
   s.child.once('exit', (code, signal) => {
     if (stopping) return;
+    if (code === CONFIG_EXIT_CODE) {
+      // Started again it would only refuse again. Stopped once its output is through (its last
+      // lines say what it refused), not at its exit.
+      s.child.once('close', () => {
+        log(`${s.name} refused its configuration; stopping`);
+        void stop(1);
+      });
+      return;
+    }
     if (Date.now() - startedAt > HEALTHY_AFTER_MS) s.restarts = 0;
     const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** s.restarts);
     s.restarts++;
@@ -116,7 +128,7 @@ function readable(line: string): string {
 }
 
 /** A child's shutdown grace: the worker's own drain timeout (its jobs checkpoint first) and some. */
-const STOP_GRACE_MS = Number(process.env.TIMESHARE_DRAIN_TIMEOUT_MS ?? 60_000) + 15_000;
+const STOP_GRACE_MS = config.TIMESHARE_DRAIN_TIMEOUT_MS + 15_000;
 
 /** SIGTERM, then SIGKILL if the child is still there after the grace period. */
 async function terminate(child: ChildProcess): Promise<void> {
@@ -185,8 +197,8 @@ async function main(): Promise<void> {
   const applied = await applyMigrations(postgres.url);
   log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
 
-  const port = process.env.PORT ?? '8080';
-  const host = process.env.HOST ?? '127.0.0.1';
+  const port = String(config.PORT);
+  const host = config.HOST;
   const url = `http://${host}:${port}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -202,7 +214,7 @@ async function main(): Promise<void> {
 
   run('api', 'api/main.ts', env, [], apiNodeFlags);
   await waitForApi(url);
-  const nodeName = process.env.TIMESHARE_NODE_NAME ?? os.hostname();
+  const nodeName = config.TIMESHARE_NODE_NAME ?? os.hostname();
   const nodeKey = await localNodeKey(url, env.TIMESHARE_ADMIN_KEY!, nodeName);
   // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within
   // TIMESHARE_LEADER_LEASE_MS if the leader dies.
@@ -213,7 +225,7 @@ async function main(): Promise<void> {
     'worker',
     'worker-node/main.ts',
     { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey, TIMESHARE_NODE_NAME: nodeName },
-    ['--virtual-devices', process.env.TIMESHARE_VIRTUAL_DEVICES ?? '2'],
+    ['--virtual-devices', String(config.TIMESHARE_VIRTUAL_DEVICES)],
   );
 
   console.log(
