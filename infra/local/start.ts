@@ -7,7 +7,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { apiNodeFlags } from '../../api/node-flags.js';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -187,7 +186,8 @@ async function localNodeKey(url: string, adminKey: string, nodeName: string): Pr
 }
 
 async function main(): Promise<void> {
-  mkdirSync(dataDir, { recursive: true });
+  // .data/ is made by what writes there (a private database, checkpoints, the outbox), not here:
+  // a system on configured or local services left an empty one behind.
   const postgres = await findPostgres(dataDir, log);
   services.push(postgres);
   const redis = await findRedis(dataDir, log);

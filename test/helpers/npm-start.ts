@@ -16,9 +16,14 @@ export interface Launched {
 }
 
 export async function launchLocal(env: Record<string, string>): Promise<Launched> {
+  // The worker's outbox goes with the caller's storage: under the repository's .data/ it outlived
+  // the test (an empty .data/outbox/ left in the checkout).
+  const outbox = env.TIMESHARE_STORAGE_ROOT
+    ? { TIMESHARE_OUTBOX_DIR: path.join(env.TIMESHARE_STORAGE_ROOT, '.outbox') }
+    : {};
   const launcher = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'infra/local/start.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...outbox, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
