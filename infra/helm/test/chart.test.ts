@@ -104,6 +104,22 @@ test('virtual devices: a CPU pool requests no GPU', async () => {
   assert.deepEqual((c as unknown as { args: string[] }).args, ['--virtual-devices', '2']);
 });
 
+test('config.extra: any other variable reaches every service, but not one the chart sets or a secret', async () => {
+  const ms = await renderValid(
+    [],
+    ['config.extra.TIMESHARE_PREEMPTION=off', 'config.extra.TIMESHARE_MIN_RUN_SECONDS=120'],
+  );
+  const data = find(ms, 'ConfigMap', '').data as Record<string, string>;
+  assert.equal(data.TIMESHARE_PREEMPTION, 'off');
+  assert.equal(data.TIMESHARE_MIN_RUN_SECONDS, '120', 'a number is written as the string a variable is');
+  for (const [set, why] of [
+    ['config.extra.TIMESHARE_MAX_JOBS_PER_DEVICE=2', /the chart sets TIMESHARE_MAX_JOBS_PER_DEVICE itself/],
+    ['config.extra.TIMESHARE_S3_BUCKET=b', /the chart sets TIMESHARE_S3_BUCKET itself/],
+    ['config.extra.TIMESHARE_JWT_SECRET=x', /a secret, not for a ConfigMap/],
+  ] as const)
+    assert.throws(() => helmTemplate(helm, chart, [], [set]), why);
+});
+
 test('the validator rejects what the API server would', async () => {
   const bad = {
     apiVersion: 'apps/v1',
