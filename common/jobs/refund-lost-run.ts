@@ -29,12 +29,19 @@ export async function refundLostRun(
       [jobId],
     );
     if (locked.rows.length === 0) return await rollback(client);
+    // Only a run that started (a `job.running` after the job's previous return to the queue) used
+    // an attempt: one lost while still placed used none, and recounting it gave the job attempts
+    // it never spent (interruptions above attempts).
     const lost = await client.query(
-      `SELECT 1 FROM job_events
-        WHERE job_id = $1 AND type = 'job.queued' AND data->>'reason' = 'node_lost'
-          AND data->>'nodeId' = $2::text AND (data->>'queueSeq')::int = $3
+      `SELECT 1 FROM job_events l
+        WHERE l.job_id = $1 AND l.type = 'job.queued' AND l.data->>'reason' = 'node_lost'
+          AND l.data->>'nodeId' = $2::text AND (l.data->>'queueSeq')::int = $3
           AND NOT EXISTS (SELECT 1 FROM job_events r WHERE r.job_id = $1 AND r.type = 'job.attempt_refunded'
-                                                       AND (r.data->>'queueSeq')::int = $3)`,
+                                                       AND (r.data->>'queueSeq')::int = $3)
+          AND EXISTS (SELECT 1 FROM job_events s
+                       WHERE s.job_id = $1 AND s.type = 'job.running' AND s.id < l.id
+                         AND NOT EXISTS (SELECT 1 FROM job_events q WHERE q.job_id = $1 AND q.type = 'job.queued'
+                                                                      AND q.id > s.id AND q.id < l.id))`,
       [jobId, nodeId, queueSeq],
     );
     if (lost.rows.length === 0) return await rollback(client);

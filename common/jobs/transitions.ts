@@ -148,7 +148,9 @@ export function requeueJob(
          node_id = NULL, placement = NULL, last_error = coalesce($4, last_error),
          queued_at = now(), requeue_reason = $3, preempt_requested_at = NULL, preempt_reason = NULL,
          preemptions = jobs.preemptions + CASE WHEN $3 = 'preempted' THEN 1 ELSE 0 END,
-         interruptions = jobs.interruptions + CASE WHEN $3 IN ${INTERRUPTED} THEN 1 ELSE 0 END,
+         -- Only a run that started used an attempt (startJob) to give back: one interrupted while
+         -- still placed is in neither count (counted, it made interruptions outgrow attempts).
+         interruptions = jobs.interruptions + CASE WHEN $3 IN ${INTERRUPTED} AND v.status = 'running' THEN 1 ELSE 0 END,
          -- Back from a lost or draining node, nothing says yet why it waits: the next round does.
          wait_reason = CASE WHEN v.exhausted THEN NULL WHEN $3 = 'crashed' THEN 'crash_loop'
                             WHEN $3 = 'preempted' THEN 'preempted' ELSE NULL END,

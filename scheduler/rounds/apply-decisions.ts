@@ -52,7 +52,8 @@ WITH prev AS (
 ), j AS (
   UPDATE jobs SET status = 'queued', queue_seq = queue_seq + 1, node_id = NULL, placement = NULL,
                   queued_at = now(), requeue_reason = 'preempted', preempt_requested_at = NULL,
-                  preempt_reason = NULL, preemptions = preemptions + 1, interruptions = interruptions + 1,
+                  preempt_reason = NULL, preemptions = preemptions + 1,
+                  interruptions = interruptions + CASE WHEN jobs.status = 'running' THEN 1 ELSE 0 END,
                   wait_reason = 'preempted',
                   sched_epoch = $2, updated_at = now()
     FROM prev WHERE jobs.id = prev.id

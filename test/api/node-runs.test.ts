@@ -228,3 +228,42 @@ test('a late lost_contact for a run requeued as node_lost gives the job its atte
   assert.equal((await post(jobId, 'finish', { ...lapsed, queueSeq: second })).body.applied, false);
   assert.equal((await counts()).interruptions, 1);
 });
+
+test('a run interrupted before it started gives back no attempt: interruptions never outgrow attempts', async () => {
+  // Found by scripts/chaos/soak.ts (seed 101): a daemon paused past the node timeout right after a
+  // placement; the run was requeued node_lost while still placed (no attempt used), and the daemon's
+  // late lost_contact for it was refunded anyway: attempts 3, interruptions 4, countedAttempts 0.
+  const jobId = (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'never-started', workflow: { task: { name: 'addition' } }, maxAttempts: 1 })
+      .expect(201)
+  ).body.id as string;
+  const pool = h.api.deps.db.pool;
+  const counts = async () =>
+    (await pool.query('SELECT attempts, interruptions FROM jobs WHERE id = $1', [jobId])).rows[0];
+
+  // Placed, lost with its node before its start was reported, then reported lost_contact.
+  const first = await place(jobId);
+  assert.ok(await requeueJob(pool, jobId, nodeId, null, 'node_lost', 'node runs-node stopped heartbeating'));
+  const lapsed = { queueSeq: first, outcome: 'lost_contact', error: 'daemon silent for 1500 ms' };
+  assert.equal((await post(jobId, 'finish', lapsed)).body.applied, false, 'nothing to refund');
+  assert.deepEqual(await counts(), { attempts: 0, interruptions: 0 });
+
+  // Placed again and stopped (lost_contact, then a preemption) before it started: still nothing used.
+  const second = await place(jobId);
+  assert.equal((await post(jobId, 'finish', { ...lapsed, queueSeq: second })).body.applied, true);
+  const third = await place(jobId);
+  assert.equal((await post(jobId, 'finish', { queueSeq: third, outcome: 'preempted' })).body.applied, true);
+  assert.deepEqual(await counts(), { attempts: 0, interruptions: 0 });
+
+  // So its one attempt is its one attempt: the first crash of a started run fails it.
+  const fourth = await place(jobId);
+  assert.equal((await post(jobId, 'start', { queueSeq: fourth })).body.applied, true);
+  assert.equal(
+    (await post(jobId, 'finish', { queueSeq: fourth, outcome: 'crashed', error: 'boom' })).body.applied,
+    true,
+  );
+  const job = (await acme.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body;
+  assert.deepEqual([job.status, job.attempts, job.countedAttempts], ['failed', 1, 1]);
+});
