@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../common/logger.js';
+import type { DeviceLockService } from '../common/device-lock/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment } from './control-plane-client.js';
 import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
@@ -51,6 +52,12 @@ export interface SupervisorOptions {
   spareRunner?: boolean;
   /** Forks a job process (tests put a stand-in here); default: job-runner.ts. */
   forkRunner?: () => ChildProcess;
+  /**
+   * The device lock, to end what a job process that exited still had there: its holds would lapse
+   * a lease later, its waiters expire a waiter TTL later, and one granted meanwhile held its
+   * devices for a lease more (a chaos soak saw a dead process granted a device).
+   */
+  locks?: Pick<DeviceLockService, 'abandonHolder'>;
 }
 
 export class JobSupervisor {
@@ -232,6 +239,22 @@ export class JobSupervisor {
     });
     r.exited = new Promise<void>((resolve) => {
       child.on('exit', (code, signal) => {
+        // The job process is its own lock holder (stage-loop.ts): nothing of it is alive now.
+        if (this.opts.locks && child.pid !== undefined)
+          this.opts.locks.abandonHolder(`${nodeId}:${child.pid}`).then(
+            (ended) => {
+              if (ended.holdsEnded || ended.waitersDropped)
+                this.logger.info(
+                  { jobId: a.jobId, ...ended },
+                  'ended what the exited job process held in the lock',
+                );
+            },
+            (err: unknown) =>
+              this.logger.warn(
+                { jobId: a.jobId, err: String(err) },
+                "could not end the exited job process's holds; they lapse",
+              ),
+          );
         if (!r.ended) {
           // Stopped because this daemon fell silent (it lost the control plane, or was paused):
           // the platform ended the run, and it costs the job none of its attempts.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createLogger } from '../common/logger.js';
 import { redisNames, type RedisNames } from '../common/queues.js';
 import { connectRedis } from '../common/redis.js';
+import { DeviceLockService } from '../common/device-lock/index.js';
 import type { ControlMessage } from '../common/jobs/notify.js';
 import { configOrExit } from '../common/config.js';
 import { loadWorkerConfig } from './config.js';
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
   const lease = new HeartbeatLease(supervision);
+  const lockRedis = connectRedis(config.REDIS_URL);
+  const locks = new DeviceLockService(lockRedis, { prefix: names.lockPrefix });
   const supervisor = new JobSupervisor(outbox, logger, {
     nodeId,
     storage: storageConfigFromEnv(config, path.resolve(config.TIMESHARE_STORAGE_ROOT)),
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     observe: metrics.observe,
     onCrash: metrics.crashed,
     spareRunner: config.TIMESHARE_SPARE_RUNNER === 'on',
+    locks,
   });
   metrics.countRunning(() => supervisor.running.length);
 
@@ -161,6 +165,8 @@ async function main(): Promise<void> {
     outbox.close();
     clearInterval(heartbeatTimer);
     sub.disconnect();
+    locks.close();
+    lockRedis.disconnect();
     await metricsServer?.close();
     logger.info('worker-node stopped');
     process.exit(0);

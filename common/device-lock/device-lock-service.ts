@@ -208,6 +208,18 @@ export class DeviceLockService {
     return { released: devices.filter((d) => !notHeld.includes(d)), lost: notHeld };
   }
 
+  /**
+   * Ends every hold and drops every waiter of `holder`, a process known to be dead (its daemon saw
+   * it exit), and hands the devices on now rather than a lease and a waiter TTL later (a waiter
+   * of the dead process could even be granted in between and hold the devices a lease more).
+   */
+  async abandonHolder(holder: string): Promise<{ holdsEnded: number; waitersDropped: number }> {
+    checkText('holder', holder);
+    const [, payload] = await this.run('abandon-holder-3', [holder]);
+    const [holdsEnded, waitersDropped] = JSON.parse(payload) as [number, number];
+    return { holdsEnded, waitersDropped };
+  }
+
   /** Sweeper step: ends lapsed leases, drops expired waiters, grants what became grantable. */
   async expireLapsed(): Promise<SweepStats> {
     const [, payload] = await this.run('expire-lapsed-3', []);

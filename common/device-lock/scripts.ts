@@ -27,6 +27,7 @@ export const scriptNames = [
   'touch-waiter-3',
   'expire-lapsed-3',
   'set-priority-3',
+  'abandon-holder-3',
 ] as const;
 export type ScriptName = (typeof scriptNames)[number];
 

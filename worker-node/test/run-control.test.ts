@@ -8,7 +8,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createLogger } from '../../common/logger.js';
 import type { Assignment } from '../control-plane-client.js';
 import { JobSupervisor } from '../job-supervisor.js';
@@ -51,6 +51,9 @@ const assignment = (queueSeq: number, extra: Partial<Assignment> = {}): Assignme
     ...extra,
   }) as Assignment;
 
+/** The job processes forked, and the lock holders the daemon abandoned as they exited. */
+const children: ChildProcess[] = [];
+const abandoned: string[] = [];
 const puts: OutboxReport[] = [];
 const outbox = { put: async (r: OutboxReport) => void puts.push(r) } as unknown as ReportOutbox;
 const supervisor = new JobSupervisor(outbox, createLogger('test', 'silent'), {
@@ -61,8 +64,17 @@ const supervisor = new JobSupervisor(outbox, createLogger('test', 'silent'), {
   leaseMs: 1000,
   supervisionMs: 60_000,
   spareRunner: false,
-  forkRunner: () =>
-    spawn(process.execPath, ['-e', STAND_IN], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] }),
+  forkRunner: () => {
+    const child = spawn(process.execPath, ['-e', STAND_IN], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+    children.push(child);
+    return child;
+  },
+  locks: {
+    abandonHolder: async (holder: string) => {
+      abandoned.push(holder);
+      return { holdsEnded: 0, waitersDropped: 0 };
+    },
+  },
 });
 after(() => supervisor.drain(2000));
 
@@ -99,6 +111,9 @@ test('a preempt or cancel for another run of the job is ignored; one for its run
   await until('the outcome', () => reportsOf('finish').length === 1);
   assert.deepEqual(reportsOf('finish')[0]!.body, { queueSeq: 3, outcome: 'preempted', error: null });
   await until('the process to go', () => supervisor.running.length === 0);
+  // Whatever the exited process still had in the device lock is ended at once, by its holder name.
+  await until('its lock holder abandoned', () => abandoned.length === 1);
+  assert.deepEqual(abandoned, [`${nodeId}:${children[0]!.pid}`]);
 });
 
 test('a run assigned here again replaces the stale one: cancelled, not preempted, then started', async () => {

@@ -146,6 +146,33 @@ describe('device lock: waiters', () => {
     await live.release(hold);
   });
 
+  it("abandonHolder ends a dead holder's holds and waiters at once, and hands its devices on", async () => {
+    // Long leases and waiter TTLs: without abandonHolder nothing would move for a minute.
+    const live = fx.service({ defaultLeaseMs: 60_000, waiterTtlMs: 60_000 });
+    const dead = fx.service({ defaultLeaseMs: 60_000, waiterTtlMs: 60_000 });
+    const other = await live.acquire(req(['a1'], 'other'));
+    const held = await dead.acquire(req(['a0'], 'dead-job', { holder: 'node-1:4242' }));
+    const waiting = await enqueue(dead, req(['a1'], 'dead-job', { holder: 'node-1:4242', priority: 9 }));
+    waiting.grant.catch(() => {});
+    fx.kill(dead);
+    const next = await enqueue(live, req(['a0'], 'next'));
+
+    assert.deepEqual(await live.abandonHolder('node-1:4242'), { holdsEnded: 1, waitersDropped: 1 });
+    const g = await next.grant;
+    assert.ok((g.tokens.a0 ?? 0) > (held.tokens.a0 ?? 0), 'handed on with a higher token');
+    assert.ok(!(await live.listWaiters()).some((w) => w.waiterId === waiting.waiterId));
+    // The dead waiter is no longer first in line for a1: a live one behind it gets it.
+    const after = await enqueue(live, req(['a1'], 'after'));
+    await live.release(other);
+    assert.equal((await after.grant).job, 'after');
+    const { intervals } = await live.readTimeline({ devices: ['a0'] });
+    assert.equal(intervals.find((i) => i.job === 'dead-job')?.reason, 'revoked');
+    // Nothing of another holder is touched; a second call finds nothing.
+    assert.deepEqual(await live.abandonHolder('node-1:4242'), { holdsEnded: 0, waitersDropped: 0 });
+    await live.release(g);
+    await live.release(await after.grant);
+  });
+
   it('the sweeper drops stale waiters even when nobody else is waiting', async () => {
     const live = fx.service();
     const dead = fx.service({ waiterTtlMs: 60 });
