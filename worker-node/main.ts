@@ -126,6 +126,7 @@ async function main(): Promise<void> {
 
   const pollTimer = setInterval(poll, config.TIMESHARE_ASSIGNMENT_POLL_MS);
   const heartbeatTimer = setInterval(() => {
+    const sentAt = performance.now();
     client
       .heartbeat(
         nodeId,
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
           freeMemoryBytes: Math.max(0, Math.floor(d.memoryBytes - supervisor.usedBytes(d.index))),
         })),
       )
-      .then(() => lease.accepted())
+      .then(() => lease.accepted(sentAt))
       .catch((err) =>
         // Refused (4xx) is not a network blip: every heartbeat after it fails alike, and the
         // scheduler will mark the node lost.

@@ -8,7 +8,11 @@
  * and both runs write the same checkpoint directories. So the daemon tells each job process it is
  * alive every `supervisionMs / 4`, but only while its last accepted heartbeat is younger than
  * `supervisionMs`; a job process that has not heard from it for `supervisionMs` exits. That is at
- * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat. It
+ * most 2 × `supervisionMs` = node timeout − heartbeat period after the last accepted heartbeat,
+ * plus one check of the job process's watch (≤ CHECK_MS). Both ends count from when the heartbeat
+ * was sent, not answered: the API records it in between, so the lease never outlives the record
+ * (counted from the answer, the margin at the tests' 4 s node timeout and 500 ms heartbeat was
+ * 500 − 437 (one check of a quarter of the limit) − the answer's latency: ~60 ms, gone under load). It
  * exits with `LAPSED_EXIT_CODE`, and the daemon, once it is back, reports the run as `lost_contact`:
  * the platform's doing, not the job's, so it uses none of the job's attempts. If the scheduler
  * found the node lost meanwhile, it requeued the run as `node_lost`, which used an attempt; the
@@ -24,7 +28,9 @@ export const LAPSED_EXIT_CODE = 3;
  * each, so the job process is gone a heartbeat period before the scheduler can requeue its job.
  */
 export function supervisionMs(nodeTimeoutMs: number, heartbeatMs: number): number {
-  return Math.max(250, Math.floor((nodeTimeoutMs - heartbeatMs) / 2));
+  // The floor never binds for a configuration the worker accepts (node timeout ≥ 500 ms and ≥ 3
+  // heartbeat periods give ≥ 167 ms); at 250 it left no margin at a 500 ms node timeout.
+  return Math.max(100, Math.floor((nodeTimeoutMs - heartbeatMs) / 2));
 }
 
 /**
@@ -32,6 +38,13 @@ export function supervisionMs(nodeTimeoutMs: number, heartbeatMs: number): numbe
  * time after the event loop's poll phase: a job process whose loop was blocked has its daemon's
  * messages waiting in the pipe, and must read them before it decides the daemon is gone.
  */
+/**
+ * How often a job process looks at its daemon's silence. A quarter of the limit (437 ms at the
+ * tests' 4 s node timeout) ate most of the heartbeat period the exit has to spare; 50 ms stays
+ * under any heartbeat period the worker accepts (≥ 100 ms).
+ */
+const CHECK_MS = 50;
+
 export function watchDaemon(limitMs: number, lapsed: (silentMs: number) => void): { heard(): void } {
   let last = performance.now();
   const silent = () => performance.now() - last;
@@ -41,7 +54,7 @@ export function watchDaemon(limitMs: number, lapsed: (silentMs: number) => void)
       if (silent() >= limitMs) lapsed(silent());
     });
   };
-  setInterval(check, Math.max(50, Math.floor(limitMs / 4))).unref();
+  setInterval(check, Math.min(CHECK_MS, Math.max(10, Math.floor(limitMs / 4)))).unref();
   return {
     heard() {
       last = performance.now();
@@ -51,16 +64,24 @@ export function watchDaemon(limitMs: number, lapsed: (silentMs: number) => void)
 
 /** The daemon's side: whether the control plane accepted one of its heartbeats recently enough. */
 export class HeartbeatLease {
-  private last = performance.now();
+  private last: number;
 
-  constructor(private readonly limitMs: number) {}
+  constructor(
+    private readonly limitMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.last = now();
+  }
 
-  /** A heartbeat (or the registration) was accepted just now. */
-  accepted(): void {
-    this.last = performance.now();
+  /**
+   * A heartbeat sent at `sentAt` (performance.now()) was accepted: the lease counts from the send,
+   * which is before the API recorded it. An older heartbeat answered late moves nothing back.
+   */
+  accepted(sentAt: number): void {
+    this.last = Math.max(this.last, sentAt);
   }
 
   get fresh(): boolean {
-    return performance.now() - this.last < this.limitMs;
+    return this.now() - this.last < this.limitMs;
   }
 }
