@@ -189,8 +189,10 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'stopped itself) return the job to the queue, using none of its attempts (it resumes from its last ' +
       'checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. ' +
       'Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: ' +
-      '`lost_contact` for a run the scheduler requeued as `node_lost` from this node gives the job back ' +
-      'the attempt that requeue used (`job.attempt_refunded`).',
+      '`lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler ' +
+      'requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s ' +
+      'fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as ' +
+      '`reason`); the run itself stays requeued.',
     tags: ['nodes'],
     request: {
       params,
@@ -207,8 +209,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
       : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error);
     // The scheduler may have found the node lost first: the run is requeued, and this report shows
-    // it ended for want of the control plane, not with its node.
-    if (!t && outcome === 'lost_contact') t = await refundLostRun(pool, jobId, nodeId, queueSeq);
+    // its node was alive, and whether the run ended by the job's fault (refund-lost-run.ts).
+    if (!t) t = await refundLostRun(pool, jobId, nodeId, queueSeq, outcome);
     res.json({ applied: await after(t) });
   });
 

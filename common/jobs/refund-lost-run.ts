@@ -1,24 +1,40 @@
 /**
  * A node the scheduler found lost may only have lost the control plane: its daemon stopped the
  * job itself (worker-node/supervision.ts) before the node timeout, and reports the run
- * `lost_contact` once it is back. By then the liveness sweep has requeued the run as `node_lost`,
- * which uses one of the job's attempts (from the control plane a dead node looks like a job that
- * took its node down). The late report is the node showing it was alive and interrupted: the run
- * is recounted as an interruption, once, and the job gets the attempt back (`job.attempt_refunded`).
+ * `lost_contact` once it is back; or the run ended by itself meanwhile (`succeeded` during an API
+ * outage, `preempted` or `drained`), and its outcome arrives late. By then the liveness sweep has
+ * requeued the run as `node_lost`, which uses one of the job's attempts (from the control plane a
+ * dead node looks like a job that took its node down). The late report is the node showing it was
+ * alive and that the run did not end by the job's fault: the run is recounted as an interruption,
+ * once, and the job gets the attempt back (`job.attempt_refunded`, with the outcome as its reason).
+ * A late `crashed` or `failed` is the job's own doing and keeps the charge. A chaos soak found jobs
+ * that succeeded during an API outage charged an attempt for it, then run again from their last
+ * checkpoint.
  */
+
+/** The late outcomes that show the run did not end by the job's fault. */
+export const REFUNDING_OUTCOMES: ReadonlySet<string> = new Set([
+  'lost_contact',
+  'succeeded',
+  'preempted',
+  'drained',
+]);
 import type pg from 'pg';
 import type { Transitioned } from './transitions.js';
 
 /**
  * Recounts run `queueSeq` of `jobId` as interrupted when it ended `node_lost` while placed on
- * `nodeId`, the job is not finished, and it was not recounted before. Null when any of that fails.
+ * `nodeId` after it started, the node's late `outcome` for it is one of REFUNDING_OUTCOMES, the
+ * job is not finished, and the run was not recounted before. Null when any of that fails.
  */
 export async function refundLostRun(
   pool: pg.Pool,
   jobId: string,
   nodeId: string,
   queueSeq: number,
+  outcome: string,
 ): Promise<Transitioned | null> {
+  if (!REFUNDING_OUTCOMES.has(outcome)) return null;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -52,11 +68,11 @@ export async function refundLostRun(
     const event = await client.query(
       `INSERT INTO job_events (job_id, type, data)
        SELECT id, 'job.attempt_refunded',
-              jsonb_build_object('queueSeq', $2::int, 'nodeId', $3::text, 'reason', 'lost_contact',
+              jsonb_build_object('queueSeq', $2::int, 'nodeId', $3::text, 'reason', $4::text,
                                  'attempts', attempts, 'interruptions', interruptions, 'maxAttempts', max_attempts)
          FROM jobs WHERE id = $1
        RETURNING id`,
-      [jobId, queueSeq, nodeId],
+      [jobId, queueSeq, nodeId, outcome],
     );
     await client.query('COMMIT');
     return { job: job.rows[0], eventIds: event.rows.map((r) => String(r.id)) };

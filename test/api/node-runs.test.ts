@@ -229,6 +229,45 @@ test('a late lost_contact for a run requeued as node_lost gives the job its atte
   assert.equal((await counts()).interruptions, 1);
 });
 
+test('a run that succeeded while its node was found lost gives its attempt back; a crash keeps the charge', async () => {
+  // A chaos soak: a run ended during an API outage past the node timeout; its late `succeeded`
+  // was refused (the run was requeued node_lost) and the requeue's attempt stayed charged.
+  const pool = h.api.deps.db.pool;
+  const counts = async (jobId: string) =>
+    (await pool.query('SELECT status, attempts, interruptions FROM jobs WHERE id = $1', [jobId])).rows[0];
+  const lostRun = async (name: string) => {
+    const jobId = (
+      await acme
+        .as(h.http.post('/v1/jobs'))
+        .send({ name, workflow: { task: { name: 'addition' } } })
+        .expect(201)
+    ).body.id as string;
+    const run = await place(jobId);
+    assert.equal((await post(jobId, 'start', { queueSeq: run })).body.applied, true);
+    assert.ok(
+      await requeueJob(pool, jobId, nodeId, null, 'node_lost', 'node runs-node stopped heartbeating'),
+    );
+    return { jobId, run };
+  };
+
+  const done = await lostRun('ended-in-outage');
+  const late = { queueSeq: done.run, outcome: 'succeeded', error: null };
+  assert.equal((await post(done.jobId, 'finish', late)).body.applied, true);
+  assert.deepEqual(await counts(done.jobId), { status: 'queued', attempts: 1, interruptions: 1 });
+  const refund = await pool.query(
+    `SELECT data->>'reason' AS reason FROM job_events WHERE job_id = $1 AND type = 'job.attempt_refunded'`,
+    [done.jobId],
+  );
+  assert.deepEqual(refund.rows, [{ reason: 'succeeded' }]);
+
+  for (const outcome of ['crashed', 'failed']) {
+    const own = await lostRun(`own-fault-${outcome}`);
+    const body = { queueSeq: own.run, outcome, error: 'its own fault' };
+    assert.equal((await post(own.jobId, 'finish', body)).body.applied, false);
+    assert.deepEqual(await counts(own.jobId), { status: 'queued', attempts: 1, interruptions: 0 });
+  }
+});
+
 test('a run interrupted before it started gives back no attempt: interruptions never outgrow attempts', async () => {
   // Found by scripts/chaos/soak.ts (seed 101): a daemon paused past the node timeout right after a
   // placement; the run was requeued node_lost while still placed (no attempt used), and the daemon's

@@ -707,7 +707,7 @@ export interface paths {
         put?: never;
         /**
          * The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact
-         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact` for a run the scheduler requeued as `node_lost` from this node gives the job back the attempt that requeue used (`job.attempt_refunded`).
+         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as `reason`); the run itself stays requeued.
          */
         post: operations["finishNodeJob"];
         delete?: never;
