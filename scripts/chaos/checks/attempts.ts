@@ -37,7 +37,8 @@ export function checkAttempts(v: Violations, job: JobRec, row: JobRow, faults: F
       `job ${job.id}: interruptions ${row.interruptions} > attempts ${row.attempts} (countedAttempts clamps to ${Math.max(0, counted)}); refunds ${refunds}`,
     );
 
-  // A node_lost requeue of a running job that nobody refunded must come from a daemon that died or stopped on that node.
+  // A node_lost requeue of a running job that nobody refunded must come from a daemon that died or
+  // stopped on that node, or from a crash of the job whose report came late.
   for (const e of ev.filter((x) => x.type === 'job.queued' && x.data.reason === 'node_lost')) {
     const refunded = ev.some((x) => x.type === 'job.attempt_refunded' && x.data.queueSeq === e.data.queueSeq);
     const wasRunning = ev.some(
@@ -47,9 +48,11 @@ export function checkAttempts(v: Violations, job: JobRec, row: JobRow, faults: F
         !ev.slice(k + 1).some((y) => y.type === 'job.queued' && y.id < e.id),
     );
     const at = Date.parse(e.createdAt);
-    const explained = faults.daemonFaults.some(
-      (f) => f.node === e.data.nodeId && f.at <= at && at - f.until < 30_000,
-    );
+    // An engine kill is a crash, charged anyway: when its report reached the API only after the
+    // node was found lost (an API outage between), the node_lost requeue is the charge it made.
+    const explained =
+      faults.daemonFaults.some((f) => f.node === e.data.nodeId && f.at <= at && at - f.until < 30_000) ||
+      faults.engineKills.some((k) => k.job === job.id && k.at <= at && at - k.at < 60_000);
     v.count();
     if (wasRunning && !refunded && !explained)
       v.violate(
