@@ -168,12 +168,12 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const rec = await recordCheckpoint(pool, jobId, nodeId, body);
     if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
     // After the record commits: a failure here leaves the older checkpoints to the next record.
-    if (rec) {
-      const retired = await retireCheckpoints(pool, jobId).catch((err: unknown) => {
+    if (rec?.keepCheckpoints) {
+      const retired = await retireCheckpoints(pool, jobId, rec.keepCheckpoints).catch((err: unknown) => {
         deps.logger.warn({ err, jobId }, 'older checkpoints not retired; the next record retries');
-        return [];
+        return 0;
       });
-      if (retired.length) void deps.retiredCheckpoints.kick();
+      if (retired) void deps.retiredCheckpoints.kick();
     }
     res.json({ applied: rec !== null, checkpointId: rec?.id ?? null });
   });

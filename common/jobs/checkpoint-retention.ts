@@ -13,26 +13,22 @@ import type pg from 'pg';
 import { checkpointDirKey, type CheckpointStore } from '../storage/checkpoint-store.js';
 
 const RETIRE = `
-WITH keep AS (
-  SELECT (spec -> 'workflow' ->> 'keepCheckpoints')::int AS n FROM jobs WHERE id = $1
-), kept AS (
-  SELECT step FROM checkpoints WHERE job_id = $1 ORDER BY step DESC LIMIT (SELECT n FROM keep)
+WITH kept AS (
+  SELECT step FROM checkpoints WHERE job_id = $1 ORDER BY step DESC LIMIT $2
 ), gone AS (
   DELETE FROM checkpoints c
    WHERE c.job_id = $1
-     AND (SELECT n FROM keep) IS NOT NULL
      AND c.step < (SELECT min(step) FROM kept)
      AND NOT EXISTS (SELECT 1 FROM jobs o
                       WHERE o.spec ? 'initialCheckpoint'
                         AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
   RETURNING c.job_id, c.step
 )
-INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone RETURNING step`;
+INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone`;
 
-/** Retires the job's checkpoints beyond its `keepCheckpoints`; returns the steps retired. */
-export async function retireCheckpoints(pool: pg.Pool, jobId: string): Promise<number[]> {
-  const r = await pool.query<{ step: number }>(RETIRE, [jobId]);
-  return r.rows.map((x) => x.step).sort((a, b) => a - b);
+/** Retires the job's checkpoints beyond its newest `keep`; returns how many it retired. */
+export async function retireCheckpoints(pool: pg.Pool, jobId: string, keep: number): Promise<number> {
+  return (await pool.query(RETIRE, [jobId, keep])).rowCount ?? 0;
 }
 
 /**

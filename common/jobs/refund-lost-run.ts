@@ -12,15 +12,10 @@
  * checkpoint.
  */
 
-/** The late outcomes that show the run did not end by the job's fault. */
-export const REFUNDING_OUTCOMES: ReadonlySet<string> = new Set([
-  'lost_contact',
-  'succeeded',
-  'preempted',
-  'drained',
-]);
+/** The late outcomes that show the run did not end by the job's fault: an interruption, or done. */
+const REFUNDING_OUTCOMES: ReadonlySet<string> = new Set([...interruptedRuns, 'succeeded']);
 import type pg from 'pg';
-import type { Transitioned } from './transitions.js';
+import { interruptedRuns, type Transitioned } from './transitions.js';
 
 /**
  * Recounts run `queueSeq` of `jobId` as interrupted when it ended `node_lost` while placed on

@@ -167,7 +167,7 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
        UPDATE jobs SET reported_run = queue_seq, reported_seq = $9
         WHERE id = $1 AND node_id = $2 AND queue_seq = $8 AND status IN ('placed', 'running')
           AND (reported_run IS DISTINCT FROM queue_seq OR reported_seq < $9)
-       RETURNING id
+       RETURNING id, (spec -> 'workflow' ->> 'keepCheckpoints')::int AS keep
      ), c AS (
        INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key, meta)
        SELECT $1, $3, $4, $5, $6, $7::jsonb FROM run
@@ -179,7 +179,7 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
        SELECT $1, 'job.checkpoint', jsonb_build_object('checkpointId', id, 'step', step) FROM c
        RETURNING id
      )
-     SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids FROM c`,
+     SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids, (SELECT keep FROM run) AS keep FROM c`,
     [
       jobId,
       nodeId,
@@ -193,14 +193,21 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
     ],
   );
   const row = r.rows[0];
-  if (row) return { id: row.id as string, eventIds: ((row.event_ids as string[] | null) ?? []).map(String) };
+  // `keepCheckpoints` of the job, for retiring older checkpoints (checkpoint-retention.ts); a resend
+  // (below) brings none, the first delivery retired them.
+  if (row)
+    return {
+      id: row.id as string,
+      eventIds: ((row.event_ids as string[] | null) ?? []).map(String),
+      keepCheckpoints: (row.keep as number | null) ?? null,
+    };
   const seen = await pool.query(
     `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
       WHERE j.id = $1 AND j.node_id = $2 AND j.queue_seq = $4 AND j.reported_run = j.queue_seq
         AND j.reported_seq >= $5`,
     [jobId, nodeId, c.step, c.queueSeq, c.reportSeq],
   );
-  return seen.rows[0] ? { id: seen.rows[0].id as string, eventIds: [] } : null;
+  return seen.rows[0] ? { id: seen.rows[0].id as string, eventIds: [], keepCheckpoints: null } : null;
 }
 
 export interface ResumePoint {

@@ -110,7 +110,7 @@ export type RequeueReason = 'preempted' | 'node_lost' | 'crashed' | 'drained' | 
  * `maxAttempts`. A lost node's runs do: a job that takes its node down would otherwise take down
  * every node in turn, and from the control plane a node's crash and a job's look the same.
  */
-const interruptedRuns: readonly RequeueReason[] = ['preempted', 'drained', 'lost_contact'];
+export const interruptedRuns: readonly RequeueReason[] = ['preempted', 'drained', 'lost_contact'];
 const INTERRUPTED = `(${interruptedRuns.map((r) => `'${r}'`).join(', ')})`;
 
 /**

@@ -145,8 +145,8 @@ export class PoolModel {
   private readonly byFree: Set<NodeRecord>[] = [];
   readonly totalDevices: number;
   readonly totalMemory: number;
-  /** `someNodeHolds` by plan shape: nodes do not change within a round. */
-  private readonly holdsByShape = new Map<string, boolean>();
+  /** `someNodeHolds` by devices, then bytes a device: nodes do not change within a round. */
+  private readonly holdsByShape = new Map<number, Map<number, boolean>>();
 
   constructor(
     readonly pool: string,
@@ -207,8 +207,10 @@ export class PoolModel {
    * be told `fair_share`, and no share it gets places it); no preemption places it either.
    */
   someNodeHolds(plan: Pick<JobPlan, 'devicesMin' | 'deviceBytes'>): boolean {
-    const key = `${plan.devicesMin}:${plan.deviceBytes}`;
-    let holds = this.holdsByShape.get(key);
+    // Keyed by numbers: a string key built per waiting job is garbage a 10,000-job round makes.
+    let byBytes = this.holdsByShape.get(plan.devicesMin);
+    if (!byBytes) this.holdsByShape.set(plan.devicesMin, (byBytes = new Map()));
+    let holds = byBytes.get(plan.deviceBytes);
     if (holds === undefined) {
       holds = false;
       for (const slots of this.slots.values()) {
@@ -219,7 +221,7 @@ export class PoolModel {
           break;
         }
       }
-      this.holdsByShape.set(key, holds);
+      byBytes.set(plan.deviceBytes, holds);
     }
     return holds;
   }

@@ -27,6 +27,15 @@ after(() => h.close());
 
 const place = (jobId: string) => placeOnNode(h, nodeId, jobId);
 
+/** A queued addition job of acme's, with `extra` in its spec. */
+const submit = async (name: string, extra: object = {}) =>
+  (
+    await acme
+      .as(h.http.post('/v1/jobs'))
+      .send({ name, workflow: { task: { name: 'addition' } }, ...extra })
+      .expect(201)
+  ).body.id as string;
+
 const post = (jobId: string, what: string, body: object) =>
   node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/${what}`))
     .send(body)
@@ -59,12 +68,7 @@ async function state(jobId: string) {
 }
 
 test("a late report of a job's earlier run on the same node is refused and changes nothing", async () => {
-  const jobId = (
-    await acme
-      .as(h.http.post('/v1/jobs'))
-      .send({ name: 'twice-here', workflow: { task: { name: 'addition' } } })
-      .expect(201)
-  ).body.id as string;
+  const jobId = await submit('twice-here');
 
   // Run 1 starts, reports, and is preempted back to the queue.
   const first = await place(jobId);
@@ -121,12 +125,7 @@ test("a late report of a job's earlier run on the same node is refused and chang
 });
 
 test('a report or checkpoint record sent again is applied once', async () => {
-  const jobId = (
-    await acme
-      .as(h.http.post('/v1/jobs'))
-      .send({ name: 'resent', workflow: { task: { name: 'addition' } } })
-      .expect(201)
-  ).body.id as string;
+  const jobId = await submit('resent');
   const run = await place(jobId);
   assert.equal((await post(jobId, 'start', { queueSeq: run })).body.applied, true);
   const measured = {
@@ -178,12 +177,7 @@ test('a report or checkpoint record sent again is applied once', async () => {
 });
 
 test('a late lost_contact for a run requeued as node_lost gives the job its attempt back, once', async () => {
-  const jobId = (
-    await acme
-      .as(h.http.post('/v1/jobs'))
-      .send({ name: 'outlived', workflow: { task: { name: 'addition' } }, maxAttempts: 2 })
-      .expect(201)
-  ).body.id as string;
+  const jobId = await submit('outlived', { maxAttempts: 2 });
   const pool = h.api.deps.db.pool;
   const first = await place(jobId);
   assert.equal((await post(jobId, 'start', { queueSeq: first })).body.applied, true);
@@ -236,12 +230,7 @@ test('a run that succeeded while its node was found lost gives its attempt back;
   const counts = async (jobId: string) =>
     (await pool.query('SELECT status, attempts, interruptions FROM jobs WHERE id = $1', [jobId])).rows[0];
   const lostRun = async (name: string) => {
-    const jobId = (
-      await acme
-        .as(h.http.post('/v1/jobs'))
-        .send({ name, workflow: { task: { name: 'addition' } } })
-        .expect(201)
-    ).body.id as string;
+    const jobId = await submit(name);
     const run = await place(jobId);
     assert.equal((await post(jobId, 'start', { queueSeq: run })).body.applied, true);
     assert.ok(
@@ -269,15 +258,10 @@ test('a run that succeeded while its node was found lost gives its attempt back;
 });
 
 test('a run interrupted before it started gives back no attempt: interruptions never outgrow attempts', async () => {
-  // Found by scripts/chaos/soak.ts (seed 101): a daemon paused past the node timeout right after a
+  // Found by the chaos soak (npm run chaos, seed 101): a daemon paused past the node timeout right after a
   // placement; the run was requeued node_lost while still placed (no attempt used), and the daemon's
   // late lost_contact for it was refunded anyway: attempts 3, interruptions 4, countedAttempts 0.
-  const jobId = (
-    await acme
-      .as(h.http.post('/v1/jobs'))
-      .send({ name: 'never-started', workflow: { task: { name: 'addition' } }, maxAttempts: 1 })
-      .expect(201)
-  ).body.id as string;
+  const jobId = await submit('never-started', { maxAttempts: 1 });
   const pool = h.api.deps.db.pool;
   const counts = async () =>
     (await pool.query('SELECT attempts, interruptions FROM jobs WHERE id = $1', [jobId])).rows[0];
