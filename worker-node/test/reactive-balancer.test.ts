@@ -1,3 +1,4 @@
+// npm test: alone (it measures step times before and after a move: scripts/run-tests.mjs runs it once both lanes are done).
 /**
  * The reactive balancer through the real stage loop: real engines, the real Redis device lock, a
  * spatial placement on 4 devices with a deliberately bad split (3 generate, 1 trains) for a job
