@@ -5,41 +5,90 @@
  * workers for whichever worker gets scraped. One Node process is one core; the submission path is
  * CPU-bound, so this is how the API uses more than one.
  */
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
 import type { Logger } from '../common/logger.js';
 
-const METRICS_REQUEST = 'timeshare:cluster-metrics-request';
-const METRICS_REPLY = 'timeshare:cluster-metrics-reply';
+/** A worker asks the primary for everyone's metrics; the primary asks each worker for its own. */
+const CLUSTER_REQUEST = 'timeshare:cluster-metrics-request';
+const CLUSTER_REPLY = 'timeshare:cluster-metrics-reply';
+const OWN_REQUEST = 'timeshare:worker-metrics-request';
+const OWN_REPLY = 'timeshare:worker-metrics-reply';
+/** A worker that listens and does not answer in this long fails the scrape (partial sums would read as counter resets). */
+const WORKER_REPLY_MS = 5_000;
 
-interface MetricsRequest {
-  type: typeof METRICS_REQUEST;
-  id: number;
-}
-interface MetricsReply {
-  type: typeof METRICS_REPLY;
-  id: number;
-  text?: string;
-  error?: string;
+type Request = { type: typeof CLUSTER_REQUEST | typeof OWN_REQUEST; id: number };
+type Reply<T> = { type: typeof CLUSTER_REPLY | typeof OWN_REPLY; id: number; value?: T; error?: string };
+type MetricsJson = Awaited<ReturnType<client.Registry['getMetricsAsJSON']>>;
+
+/**
+ * Request/reply over a process's IPC channel: `send` posts a request, and the reply with its id
+ * settles it (or the timeout does).
+ */
+function rpc<T>(replyType: Reply<T>['type'], timeoutMs: number | null) {
+  let next = 0;
+  const waiting = new Map<number, { resolve(v: T): void; reject(e: Error): void }>();
+  return {
+    receive(m: Reply<T>) {
+      if (m?.type !== replyType) return;
+      const w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.value !== undefined) w?.resolve(m.value);
+      else w?.reject(new Error(m.error ?? 'cluster metrics failed'));
+    },
+    call(send: (r: Request) => unknown, type: Request['type'], what: string): Promise<T> {
+      const id = next++;
+      return new Promise<T>((resolve, reject) => {
+        const timer =
+          timeoutMs === null
+            ? null
+            : setTimeout(() => {
+                waiting.delete(id);
+                reject(new Error(`${what} did not answer within ${timeoutMs} ms`));
+              }, timeoutMs);
+        const settle =
+          <A>(f: (a: A) => void) =>
+          (a: A) => {
+            if (timer) clearTimeout(timer);
+            f(a);
+          };
+        waiting.set(id, { resolve: settle(resolve), reject: settle(reject) });
+        send({ type, id });
+      });
+    },
+  };
 }
 
 export function runPrimary(workers: number, logger: Logger): void {
-  const aggregator = new client.AggregatorRegistry();
   let stopping = false;
   const recentDeaths: number[] = [];
+  // Only workers that listen are asked for their metrics: one still starting has served nothing
+  // and may not yet answer (its message would be lost), which would fail every scrape meanwhile.
+  const listening = new Set<Worker>();
+  const own = rpc<MetricsJson>(OWN_REPLY, WORKER_REPLY_MS);
+
+  async function everyonesMetrics(): Promise<string> {
+    const parts = await Promise.all(
+      [...listening].map((w) => own.call((r) => w.send(r), OWN_REQUEST, `api worker ${w.process.pid}`)),
+    );
+    return client.AggregatorRegistry.aggregate(parts).metrics();
+  }
 
   const fork = (index: number) => {
     const worker = cluster.fork();
-    worker.on('message', (m: MetricsRequest) => {
-      if (m?.type !== METRICS_REQUEST) return;
-      const reply = (r: Omit<MetricsReply, 'type' | 'id'>) =>
-        worker.isConnected() && worker.send({ type: METRICS_REPLY, id: m.id, ...r });
-      aggregator.clusterMetrics().then(
-        (text) => reply({ text }),
-        (err: unknown) => reply({ error: String(err) }),
+    worker.on('listening', () => listening.add(worker));
+    worker.on('message', (m: Request | Reply<MetricsJson>) => {
+      own.receive(m as Reply<MetricsJson>);
+      if (m?.type !== CLUSTER_REQUEST) return;
+      const reply = (r: Omit<Reply<string>, 'type' | 'id'>) =>
+        worker.isConnected() && worker.send({ type: CLUSTER_REPLY, id: m.id, ...r });
+      everyonesMetrics().then(
+        (value) => reply({ value }),
+        (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
       );
     });
     worker.on('exit', (code, signal) => {
+      listening.delete(worker);
       if (stopping) {
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
         return;
@@ -73,21 +122,16 @@ export function runPrimary(workers: number, logger: Logger): void {
  */
 export function clusterMetrics(registry: client.Registry): (() => Promise<string>) | null {
   if (!cluster.isWorker) return null;
-  new client.AggregatorRegistry(); // answers the primary's collection requests
-  client.AggregatorRegistry.setRegistries([registry]);
-  let next = 0;
-  const waiting = new Map<number, { resolve(t: string): void; reject(e: Error): void }>();
-  process.on('message', (m: MetricsReply) => {
-    if (m?.type !== METRICS_REPLY) return;
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.text !== undefined) w?.resolve(m.text);
-    else w?.reject(new Error(m.error ?? 'cluster metrics failed'));
+  const everyone = rpc<string>(CLUSTER_REPLY, null); // the primary answers, or times out, itself
+  process.on('message', (m: Request | Reply<string>) => {
+    everyone.receive(m as Reply<string>);
+    if (m?.type !== OWN_REQUEST) return;
+    const reply = (r: Omit<Reply<MetricsJson>, 'type' | 'id'>) =>
+      process.send?.({ type: OWN_REPLY, id: m.id, ...r });
+    registry.getMetricsAsJSON().then(
+      (value) => reply({ value }),
+      (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
+    );
   });
-  return () =>
-    new Promise<string>((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve, reject });
-      process.send?.({ type: METRICS_REQUEST, id } satisfies MetricsRequest);
-    });
+  return () => everyone.call((r) => process.send?.(r), CLUSTER_REQUEST, 'the api primary');
 }
