@@ -107,9 +107,10 @@ class CannotRun extends Error {}
 async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Promise<void> {
   const initial = start.spec.initialCheckpoint;
   // The control plane names the initial checkpoint as where a job with none of its own resumes; when
-  // it names nothing, the checkpoint was deleted after the submission named it (its job's
-  // keepCheckpoints retired it meanwhile). Starting from a fresh model instead would train
-  // something the tenant did not ask for.
+  // it names nothing, the checkpoint was deleted after the submission named it (by hand, or by
+  // retention before admission locked the row it names: jobs admitted before migration
+  // 20261128120000). Starting from a fresh model instead would train something the tenant did not
+  // ask for.
   if (!start.resume && initial)
     throw new CannotRun(
       `its initialCheckpoint ${initial.checkpointId} (of job ${initial.jobId}) no longer exists: it was deleted before this job first ran`,

@@ -11,7 +11,7 @@
  */
 import type pg from 'pg';
 import type { JobSpec } from '../../common/job-spec.js';
-import { admissionElement, admittedJob, quotaError, type Admitted } from './admit.js';
+import { admissionElement, admissionError, admittedJob, quotaError, type Admitted } from './admit.js';
 import type { JobRecord } from './serialize.js';
 
 interface AdmitRow {
@@ -101,7 +101,7 @@ export class AdmissionBatcher {
       });
       return { rows: r.rows };
     } catch (error) {
-      return { error };
+      return { error: admissionError(error) };
     }
   }
 

@@ -116,7 +116,7 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
       const prior = await findIdempotent(pool, req.tenantId, req.idempotencyKey, hash);
       if (prior) return prior;
     }
-    throw err;
+    throw admissionError(err);
   }
   const row = rows[0];
   if (!row || row.id === null) throw await quotaError(pool, req.tenantId, devices);
@@ -125,6 +125,20 @@ export async function admitJob(pool: pg.Pool, req: AdmitRequest): Promise<Admitt
     created: true,
   };
 }
+
+/** SQLSTATE of the jobs trigger that refuses a job whose initial checkpoint is gone (migration 20261128120000). */
+const CHECKPOINT_GONE = 'TSCK0';
+
+/**
+ * What an admission's failure means to the submitter: the checkpoint it names was deleted after the
+ * API found it (retired by its job's keepCheckpoints meanwhile) is the same answer as never found.
+ */
+export function admissionError(err: unknown): unknown {
+  return (err as { code?: string }).code === CHECKPOINT_GONE ? noSuchCheckpoint() : err;
+}
+
+export const noSuchCheckpoint = () =>
+  new ApiError('invalid_request', 'no such checkpoint among your jobs', 'initialCheckpoint.checkpointId');
 
 /**
  * The job an earlier request with this Idempotency-Key created, if the body is the same (409 if

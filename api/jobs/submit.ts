@@ -15,7 +15,7 @@ import {
   type JobSpecInput,
 } from '../../common/job-spec.js';
 import { parseOrThrow } from '../http/validate.js';
-import { admitJob, replayOf } from './admit.js';
+import { admitJob, noSuchCheckpoint, replayOf } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { serializeJob, type JobRecord } from './serialize.js';
 import { sendJson } from '../http/send-json.js';
@@ -94,13 +94,7 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
          SELECT spec FROM source ORDER BY depth DESC LIMIT 1`,
         [requested.initialCheckpoint.checkpointId, requested.initialCheckpoint.jobId, tenantId],
       );
-      if (!ck.rows[0]) {
-        throw new ApiError(
-          'invalid_request',
-          'no such checkpoint among your jobs',
-          'initialCheckpoint.checkpointId',
-        );
-      }
+      if (!ck.rows[0]) throw noSuchCheckpoint();
       // Parsed, so the body is a spec as submitted: what it sets, before defaults.
       const conflict = initialCheckpointConflict((body as JobSpecInput).workflow, ck.rows[0].spec);
       if (conflict) throw new ApiError('invalid_request', conflict.message, conflict.param);

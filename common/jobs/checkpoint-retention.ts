@@ -6,19 +6,28 @@
  * retired file stays forever.
  *
  * A checkpoint some job's spec names as its initialCheckpoint is kept: that job starts from it.
- * A submission that names a checkpoint while it is being retired can still lose it; that job fails
- * at its start saying so (worker-node/job-runner.ts), it never starts from scratch unannounced.
+ * Against a submission naming it at the same moment: the rows to retire are locked first, and the
+ * jobs naming them read in a later statement; the admission locks the row it names as it inserts
+ * the job (the trigger of migration 20261128120000). Whichever locks first, the other sees it: a
+ * job admitted first keeps its checkpoint, one admitted after is refused (the row is gone).
  */
 import type pg from 'pg';
 import { checkpointDirKey, type CheckpointStore } from '../storage/checkpoint-store.js';
 
+/** The rows beyond the newest `$2`, locked: an admission naming one waits until we are done. */
+const LOCK_RETIRING = `
+SELECT c.id FROM checkpoints c
+ WHERE c.job_id = $1
+   AND c.step < (SELECT min(step) FROM (SELECT step FROM checkpoints WHERE job_id = $1
+                                          ORDER BY step DESC LIMIT $2) kept)
+ ORDER BY c.step
+   FOR UPDATE`;
+
+/** Of the locked rows, those no job starts from; this statement's snapshot sees any admission that locked first. */
 const RETIRE = `
-WITH kept AS (
-  SELECT step FROM checkpoints WHERE job_id = $1 ORDER BY step DESC LIMIT $2
-), gone AS (
+WITH gone AS (
   DELETE FROM checkpoints c
-   WHERE c.job_id = $1
-     AND c.step < (SELECT min(step) FROM kept)
+   WHERE c.id = ANY($1::uuid[])
      AND NOT EXISTS (SELECT 1 FROM jobs o
                       WHERE o.spec ? 'initialCheckpoint'
                         AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
@@ -28,7 +37,21 @@ INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone`;
 
 /** Retires the job's checkpoints beyond its newest `keep`; returns how many it retired. */
 export async function retireCheckpoints(pool: pg.Pool, jobId: string, keep: number): Promise<number> {
-  return (await pool.query(RETIRE, [jobId, keep])).rowCount ?? 0;
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const locked = await c.query<{ id: string }>(LOCK_RETIRING, [jobId, keep]);
+    const retired = locked.rows.length
+      ? ((await c.query(RETIRE, [locked.rows.map((r) => r.id)])).rowCount ?? 0)
+      : 0;
+    await c.query('COMMIT');
+    return retired;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    c.release();
+  }
 }
 
 /**

@@ -2,7 +2,8 @@
  * `workflow.keepCheckpoints` through the node protocol, with the API's real local store: a node's
  * checkpoint record retires the job's checkpoints beyond its newest N (records at once, files by the
  * API's sweep), keeps one another job starts from, and a deletion a crash left half-done is finished
- * by the next sweep.
+ * by the next sweep. A submission naming a checkpoint as it is retired: whichever locks the row
+ * first, the other sees it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkpointDirKey, checkpointModelKey } from '../../common/storage/index.js';
 import { sweepRetiredCheckpoints } from '../../common/jobs/checkpoint-retention.js';
+import { jobSpecSchema } from '../../common/job-spec.js';
+import { admissionElement } from '../../api/jobs/admit.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 import { placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
@@ -97,6 +100,89 @@ test('a checkpoint another job was submitted to start from is kept', async () =>
   assert.deepEqual(await job.steps(), [2, 6], 'step 2 kept for the job that starts from it; 4 retired');
   assert.equal(existsSync(fileOf(job.jobId, 2)), true);
   assert.equal(existsSync(dirOf(job.jobId, 4)), false);
+});
+
+/** Resolves once a statement of this database waits on a row lock (or `settled` resolves first). */
+async function someoneWaitsOnALock(settled: Promise<unknown>): Promise<'waiting' | 'settled'> {
+  let done = false;
+  void settled.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (;;) {
+    if (done) return 'settled';
+    const r = await h.api.deps.db.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (r.rows[0].n > 0) return 'waiting';
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const startingFrom = (jobId: string, checkpointId: string) => ({
+  name: 'from-racing',
+  initialCheckpoint: { jobId, checkpointId },
+  workflow: { task: { name: 'addition' } },
+});
+
+test('a job admitted as its checkpoint is retired keeps it: retention waits for the admission, then sees the job', async () => {
+  const job = await placedJob(1);
+  const first = await job.checkpoint(2);
+  const admission = await h.api.deps.db.pool.connect();
+  try {
+    await admission.query('BEGIN');
+    const spec = jobSpecSchema.parse(startingFrom(job.jobId, first));
+    const admitted = await admission.query(`SELECT * FROM admit_jobs($1::jsonb)`, [
+      JSON.stringify([admissionElement(t.id, spec)]),
+    ]);
+    assert.ok(admitted.rows[0].id, 'admitted');
+    // The record of step 4 retires step 2 unless a job starts from it; this one has not committed.
+    const recording = job.checkpoint(4);
+    assert.equal(await someoneWaitsOnALock(recording), 'waiting', 'retention went ahead of the admission');
+    await admission.query('COMMIT');
+    await recording;
+  } finally {
+    admission.release();
+  }
+  assert.deepEqual(await job.steps(), [2, 4]);
+  assert.equal(existsSync(fileOf(job.jobId, 2)), true);
+});
+
+test('a submission naming a checkpoint retention is deleting waits for it and is refused, writing nothing', async () => {
+  const job = await placedJob(1);
+  const first = await job.checkpoint(2);
+  const { pool } = h.api.deps.db;
+  const jobs = async () =>
+    (await pool.query(`SELECT count(*)::int AS n FROM jobs WHERE tenant_id = $1`, [t.id])).rows[0]
+      .n as number;
+  const before = await jobs();
+  const retiring = await pool.connect();
+  let submission: Promise<{ status: number; body: { error?: { code: string; param: string } } }>;
+  try {
+    // Retention's first statement: the rows it will retire, locked.
+    await retiring.query('BEGIN');
+    await retiring.query(`SELECT id FROM checkpoints WHERE id = $1 FOR UPDATE`, [first]);
+    // The API finds the checkpoint (its check does not lock), then admits the job.
+    submission = t
+      .as(h.http.post('/v1/jobs'))
+      .send(startingFrom(job.jobId, first))
+      .then((r) => r);
+    assert.equal(
+      await someoneWaitsOnALock(submission),
+      'waiting',
+      'the admission did not wait for retention',
+    );
+    await retiring.query(`DELETE FROM checkpoints WHERE id = $1`, [first]);
+    await retiring.query('COMMIT');
+  } finally {
+    retiring.release();
+  }
+  const r = await submission;
+  assert.equal(r.status, 400, JSON.stringify(r.body));
+  assert.equal(r.body.error?.code, 'invalid_request');
+  assert.equal(r.body.error?.param, 'initialCheckpoint.checkpointId');
+  assert.equal(await jobs(), before);
 });
 
 test('a sweep finishes deletions a crash or a failing store left, and keeps the rows it could not do', async () => {
