@@ -53,6 +53,74 @@ app.kubernetes.io/component: {{ index . 1 }}
     name: {{ include "timeshare.secretName" . }}
 {{- end -}}
 
+{{/*
+Variables given in values (config.extra, <component>.extraEnv), checked by the one rule for them:
+a name the chart sets itself fails, naming the value to use instead, and so does a secret (those
+go in the Secret). Returns a JSON object, name → value as a string (a whole number as one: YAML
+gives 3600000 as a float, which would print 3.6e+06); a null value is left out, as Helm unsets it.
+  include "timeshare.checkedEnv" (dict "at" "api.extraEnv" "vars" .Values.api.extraEnv "own" (dict "PORT" "use api.port instead"))
+"own": what the component's container sets in its env, each with the remedy to print.
+*/}}
+{{- define "timeshare.checkedEnv" -}}
+{{- $chart := dict
+  "LOG_LEVEL" "use config.logLevel instead"
+  "TIMESHARE_REDIS_PREFIX" "use config.redisPrefix instead"
+  "TIMESHARE_MAX_JOBS_PER_DEVICE" "use config.maxJobsPerDevice instead"
+  "TIMESHARE_NODE_TIMEOUT_MS" "use config.nodeTimeoutMs instead"
+  "TIMESHARE_API_URL" "not configurable: the API Service's address in the cluster"
+  "TIMESHARE_S3_BUCKET" "use objectStorage.bucket instead"
+  "TIMESHARE_S3_ENDPOINT" "use objectStorage.endpoint instead"
+  "TIMESHARE_S3_REGION" "use objectStorage.region instead"
+  "TIMESHARE_S3_PREFIX" "use objectStorage.prefix instead"
+  "TIMESHARE_S3_FORCE_PATH_STYLE" "use objectStorage.forcePathStyle instead" -}}
+{{- $secrets := dict
+  "TIMESHARE_ADMIN_KEY" "secrets.adminKey"
+  "TIMESHARE_JWT_SECRET" "secrets.jwtSecret"
+  "TIMESHARE_NODE_KEY" "secrets.nodeKey"
+  "DATABASE_URL" "secrets.databaseUrl"
+  "REDIS_URL" "secrets.redisUrl"
+  "AWS_ACCESS_KEY_ID" "secrets.s3AccessKeyId"
+  "AWS_SECRET_ACCESS_KEY" "secrets.s3SecretAccessKey" -}}
+{{- $own := merge (dict) (.own | default dict) $chart -}}
+{{- $out := dict -}}
+{{- range $name, $value := .vars -}}
+{{- $at := printf "%s.%s" $.at $name -}}
+{{- if hasKey $own $name -}}
+{{- fail (printf "%s: the chart sets %s itself; %s" $at $name (get $own $name)) -}}
+{{- else if hasPrefix "TIMESHARE_S3_" $name -}}
+{{- fail (printf "%s: the chart sets the TIMESHARE_S3_ variables itself; use objectStorage instead" $at) -}}
+{{- else if hasKey $secrets $name -}}
+{{- fail (printf "%s: a secret, not for a ConfigMap or a pod spec; use %s or secrets.existingSecret instead" $at (get $secrets $name)) -}}
+{{- else if or (kindIs "map" $value) (kindIs "slice" $value) -}}
+{{- fail (printf "%s: a string (or a number, a boolean), not a %s" $at (kindOf $value)) -}}
+{{- else if not (kindIs "invalid" $value) -}}
+{{- $str := toString $value -}}
+{{- if and (kindIs "float64" $value) (eq $value (float64 (int64 $value))) -}}
+{{- $str = int64 $value | toString -}}
+{{- end -}}
+{{- $_ := set $out $name $str -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+A component's own variables (<component>.extraEnv) as env entries of its container, which win over
+the ConfigMap's (config.extra) there: Kubernetes gives env precedence over envFrom.
+  {{- with include "timeshare.extraEnv" (dict "root" $ "component" "api" "own" (dict …)) }}
+  {{- . | nindent 12 }}
+  {{- end }}
+*/}}
+{{- define "timeshare.extraEnv" -}}
+{{- $vars := (index .root.Values .component).extraEnv -}}
+{{- $at := printf "%s.extraEnv" .component -}}
+{{- $entries := list -}}
+{{- range $name, $value := include "timeshare.checkedEnv" (dict "at" $at "vars" $vars "own" .own) | fromJson -}}
+{{- $entries = append $entries (printf "- name: %s\n  value: %s" ($name | quote) ($value | quote)) -}}
+{{- end -}}
+{{- join "\n" $entries -}}
+{{- end -}}
+
 {{- define "timeshare.podAnnotations" -}}
 checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
 {{- if .root.Values.metrics.annotations }}
