@@ -29,6 +29,8 @@ export const waitReasons = [
   'priority',
   'crash_loop',
   'preempted',
+  // Its tenant paused it (POST /v1/jobs/{id}/pause): no round places it until it is resumed.
+  'paused',
 ] as const;
 export type WaitReason = (typeof waitReasons)[number];
 

@@ -15,6 +15,8 @@ export const webhookEventTypes = [
   'job.succeeded',
   'job.failed',
   'job.cancelled',
+  'job.paused',
+  'job.resumed',
 ] as const;
 
 export type WebhookEventType = (typeof webhookEventTypes)[number];

@@ -210,6 +210,15 @@ export const jobSchema = z
     updatedAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),
+    pausedAt: z.iso
+      .datetime()
+      .nullable()
+      .openapi({
+        description:
+          'When its tenant paused it (`POST /v1/jobs/{id}/pause`); null when it is not paused. A paused job is ' +
+          'placed by no round (a queued one waits with `waitReason` `paused`), and a running one checkpoints, ' +
+          'leaves its devices and waits so, until it is resumed',
+      }),
   })
   .openapi('Job');
 

@@ -67,6 +67,7 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
     updatedAt: createdAt,
     startedAt: null,
     finishedAt: null,
+    pausedAt: null,
     progress: { step: null, at: null, paceStep: null, paceAt: null },
   };
 }

@@ -1,5 +1,5 @@
 /** The public job object (DESIGN.md §3), built from a row whether Prisma or hand-written SQL read it. */
-import { priorityName, type JobStatus, type WaitReason } from '../../common/job-status.js';
+import { isFinal, priorityName, type JobStatus, type WaitReason } from '../../common/job-status.js';
 import type { JobSpec } from '../../common/job-spec.js';
 
 export interface JobRecord {
@@ -23,6 +23,8 @@ export interface JobRecord {
   updatedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** Set while its tenant has it paused (api/jobs/pause.ts). */
+  pausedAt: Date | null;
   progress: ProgressRecord;
 }
 
@@ -77,6 +79,7 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
     updatedAt: dateOf(r.updated_at)!,
     startedAt: dateOf(r.started_at),
     finishedAt: dateOf(r.finished_at),
+    pausedAt: dateOf(r.paused_at),
     progress: {
       step: (r.progress_step as number | null) ?? null,
       at: dateOf(r.progress_at),
@@ -97,7 +100,8 @@ export interface QueueFacts {
 }
 
 export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } = {}) {
-  const q = j.status === 'queued' ? (extra.queue ?? null) : null;
+  // A paused job is in no round's order: a view from a round before the pause is stale.
+  const q = j.status === 'queued' && !j.pausedAt ? (extra.queue ?? null) : null;
   return {
     id: j.id,
     object: 'job' as const,
@@ -111,7 +115,11 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
     maxAttempts: j.maxAttempts,
     queuePosition: q?.queuePosition ?? null,
     waitReason:
-      j.status === 'queued' ? (((q?.waitReason ?? j.waitReason) as WaitReason | null) ?? null) : null,
+      j.status !== 'queued'
+        ? null
+        : j.pausedAt
+          ? ('paused' as const)
+          : (((q?.waitReason ?? j.waitReason) as WaitReason | null) ?? null),
     estimatedStartAt: q?.estimatedStartAt ?? null,
     deviceSeconds: j.deviceSeconds,
     error: j.lastError,
@@ -119,6 +127,8 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
     updatedAt: j.updatedAt.toISOString(),
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),
+    // Paused when it finished (cancelled, or done before its notice): it is not paused now.
+    pausedAt: isFinal(j.status) ? null : iso(j.pausedAt),
     progress: {
       step: j.progress.step,
       steps: (j.spec as JobSpec).workflow.steps,

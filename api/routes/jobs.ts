@@ -1,4 +1,4 @@
-/** Tenant routes for jobs: submit (idempotent), list, get, cancel. */
+/** Tenant routes for jobs: submit (idempotent), list, get, cancel, pause and resume. */
 import { readQueueViews } from '../jobs/queue-view.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
@@ -12,6 +12,7 @@ import { parseOrThrow } from '../http/validate.js';
 import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
+import { pauseJob, resumeJob, type PauseChange } from '../jobs/pause.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { serializeJob } from '../jobs/serialize.js';
 import { findOwnJob } from '../jobs/own-job.js';
@@ -127,6 +128,52 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       ]).catch((err) => req.log.warn({ err, jobId: job.id }, 'cancel fan-out failed; row is cancelled'));
     }
     res.json(serializeJob(result.job));
+  });
+
+  /** Pause and resume change the row; the scheduler acts on it (api/jobs/pause.ts). */
+  const pauseRoute = (
+    action: 'pause' | 'resume',
+    apply: (pool: typeof deps.db.pool, tenantId: string, jobId: string) => Promise<PauseChange>,
+    doc: { summary: string; description: string },
+  ) => {
+    registerRoute(registry, {
+      method: 'post',
+      path: `/v1/jobs/{id}/${action}`,
+      operationId: `${action}Job`,
+      ...doc,
+      tags: ['jobs'],
+      request: { params: idParams },
+      errors: ['conflict'],
+      responses: { 200: json(jobSchema) },
+    });
+    r.post(`/v1/jobs/:id/${action}`, tenantOnly, async (req, res) => {
+      const id = req.params.id as string;
+      if (!uuidParam.safeParse(id).success) throw notFound('job');
+      const { job, eventId } = await apply(pool, tenantOf(req), id);
+      if (eventId) {
+        // Committed: a round within the second acts on it even if the wake-up is lost.
+        await Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, job.id, [eventId])]).catch(
+          (err) => req.log.warn({ err, jobId: job.id }, `${action} fan-out failed; the row is changed`),
+        );
+      }
+      res.json(serializeJob(job));
+    });
+  };
+  pauseRoute('pause', pauseJob, {
+    summary:
+      'Pause a job (idempotent): it is not placed, and a running one checkpoints and leaves its devices',
+    description:
+      'A queued job waits with `waitReason` `paused`; a placed or running one is given a preemption notice ' +
+      '(reason `pause`) by the next scheduling round, checkpoints within the grace period and returns to the ' +
+      'queue, paused. It stays active for the `maxActiveJobs` quota. Pausing a paused job returns it again; a ' +
+      'finished job is 409 `conflict`.',
+  });
+  pauseRoute('resume', resumeJob, {
+    summary: 'Resume a paused job (idempotent): the next scheduling round orders it again',
+    description:
+      'It keeps its priority and resumes from its newest checkpoint. Resuming a job that is not paused returns ' +
+      'it unchanged; a finished job is 409 `conflict`. A job resumed before its pause notice took effect still ' +
+      'checkpoints and requeues once.',
   });
 
   return r;

@@ -1,4 +1,4 @@
-/** `timeshare submit` and `timeshare jobs list|get|cancel|wait`. */
+/** `timeshare submit` and `timeshare jobs list|get|cancel|pause|resume|wait`. */
 import type { Command } from 'commander';
 import { unwrap, type Job, type JobSpec } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
@@ -49,7 +49,9 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       emit(c, job, () => console.log(describeJob(job).join('\n')));
     });
 
-  const jobs = program.command('jobs').description('list, inspect, cancel and wait for your jobs');
+  const jobs = program
+    .command('jobs')
+    .description('list, inspect, cancel, pause, resume and wait for your jobs');
   jobs
     .command('list')
     .description('your jobs, newest first')
@@ -97,6 +99,26 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       const job = await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }));
       emit(c, job, () => console.log(`job ${job.id} ${job.status}`));
     });
+
+  for (const [action, description] of [
+    [
+      'pause',
+      'pause a job (idempotent): it is not placed, and a running one checkpoints and leaves its devices',
+    ],
+    ['resume', 'resume a paused job (idempotent): it goes on from its newest checkpoint'],
+  ] as const) {
+    jobs
+      .command(`${action} <id>`)
+      .description(description)
+      .action(async (id: string) => {
+        const c = ctx();
+        const client = await c.tenant();
+        const job = await unwrap(client.POST(`/v1/jobs/{id}/${action}`, { params: { path: { id } } }));
+        emit(c, job, () =>
+          console.log(`job ${job.id} ${job.pausedAt ? 'paused' : 'not paused'} (${job.status})`),
+        );
+      });
+  }
 
   jobs
     .command('wait <id>')

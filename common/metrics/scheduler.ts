@@ -30,14 +30,14 @@ export function createSchedulerMetrics(
   });
   const queueDepth = new client.Gauge({
     name: 'timeshare_queue_depth_jobs',
-    help: 'Queued jobs per pool',
+    help: 'Queued jobs per pool (paused ones left out: no round places them)',
     labelNames: ['pool'] as const,
     registers: [registry],
     collect: () => collectOnce(),
   });
   const oldestWait = new client.Gauge({
     name: 'timeshare_queue_oldest_wait_seconds',
-    help: 'How long the longest-waiting queued job of a pool has waited',
+    help: 'How long the longest-waiting queued job of a pool has waited (paused ones left out)',
     labelNames: ['pool'] as const,
     registers: [registry],
     collect: () => collectOnce(),
@@ -127,7 +127,7 @@ export function createSchedulerMetrics(
         ),
         pool.query<{ pool: string; n: string; wait: number | null }>(
           `SELECT pool, count(*) AS n, extract(epoch FROM now() - min(queued_at))::float8 AS wait
-             FROM jobs WHERE status = 'queued' GROUP BY pool`,
+             FROM jobs WHERE status = 'queued' AND paused_at IS NULL GROUP BY pool`,
         ),
         pool.query<{ pool: string; status: string; n: string }>(
           `SELECT p.name AS pool, n.status::text AS status, count(*) AS n

@@ -80,7 +80,14 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const activeDevices = new Map(snapshot.tenants.map((t) => [t.id, t.activeDevices]));
 
   const graceMs = policy.preemptGraceSeconds * 1000;
-  const stillRunning = snapshot.running.filter((r) => {
+  // A job its tenant paused leaves now, minimum run time or not, and nobody claims its devices: from
+  // here on the round sees it as any job under notice.
+  const running = snapshot.running.map((r) => {
+    if (!r.paused || r.preemptRequestedAt !== null) return r;
+    out.preempt.push({ jobId: r.id, tenantId: r.tenantId, reason: 'pause', forJobId: r.id });
+    return { ...r, preemptRequestedAt: now, preemptReason: 'pause' as const, preemptFor: null };
+  });
+  const stillRunning = running.filter((r) => {
     if (r.preemptRequestedAt === null || now - r.preemptRequestedAt < graceMs) return true;
     out.takeBack.push({ jobId: r.id, tenantId: r.tenantId });
     activeDevices.set(r.tenantId, Math.max(0, (activeDevices.get(r.tenantId) ?? 0) - r.devices.length));
@@ -100,13 +107,14 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   for (const n of snapshot.nodes) poolOf(n.pool).nodes.push(n);
   for (const r of stillRunning) poolOf(r.pool).running.push(r);
   const takenBack = new Set(out.takeBack.map((t) => t.jobId));
-  for (const r of snapshot.running) {
+  for (const r of running) {
     if (r.preemptRequestedAt === null) continue;
     // Devices being freed are their preemptor's: nobody ahead of it in the order takes them. Without
     // this, a reclaim from a tenant just over its entitlement put that tenant under it, its aged jobs
     // were promoted onto the freed devices, and the preemptor reclaimed again: 1,046 notices on one
     // Philly window (docs/simulator.md, finding 12).
-    if (r.preemptReason !== 'replan' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
+    if (r.preemptReason !== 'replan' && r.preemptReason !== 'pause' && r.preemptFor)
+      poolOf(r.pool).preemptors.add(r.preemptFor);
     // Taken back this round, requeued after it: where it returns stays held until then.
     const back = returnsTo(r);
     if (back && takenBack.has(r.id)) poolOf(r.pool).held.push(back);

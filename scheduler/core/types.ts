@@ -131,6 +131,8 @@ export interface RunningJob {
   returnTo?: NodeDevices | null;
   /** The queued job a notice frees this job's devices for: it goes first in the pool's order. */
   preemptFor?: string | null;
+  /** Its tenant paused it: the round gives it a `pause` notice (schedule.ts), minimum run time or not. */
+  paused?: boolean;
   /** Steps done so far (from its metrics or checkpoints) and steps in all. */
   stepsDone: number;
   steps: number;
@@ -288,8 +290,8 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`). */
-  reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`).; `pause`: its tenant paused it (its own `forJobId`; nobody claims its devices). */
+  reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread' | 'pause';
   /** The queued job the devices are freed for. */
   forJobId: string;
   /** `compact` and `spread`: the devices the job moves to. */

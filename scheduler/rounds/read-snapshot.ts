@@ -97,14 +97,14 @@ export async function readSnapshot(
     pool.query(`SELECT tenant_id, pool, device_seconds, memory_byte_seconds, updated_at FROM tenant_usage`),
     pool.query(
       `SELECT id, tenant_id, pool, priority, node_id, placement, placed_at, run_started_at, queued_at, preempt_requested_at,
-              preempt_reason, updated_at, progress_step,
+              preempt_reason, updated_at, progress_step, paused_at IS NOT NULL AS paused,
               spec->'workflow' AS wf, spec->'resources' AS res
          FROM jobs WHERE status IN ('placed', 'running') AND node_id IS NOT NULL`,
     ),
     pool.query(
       `SELECT id, tenant_id, pool, priority, queue_seq, queued_at, created_at, attempts, interruptions, requeue_reason, wait_reason,
               spec->'workflow' AS wf, spec->'resources' AS res
-         FROM jobs WHERE status = 'queued'`,
+         FROM jobs WHERE status = 'queued' AND paused_at IS NULL`,
     ),
   ]);
   const now = Number(clock.rows[0].now);
@@ -292,6 +292,7 @@ export async function readSnapshot(
       preemptReason: r.preempt_reason ?? null,
       returnTo: movesElsewhere(r.preempt_reason) ? (notices.get(r.id)?.moveTo ?? null) : null,
       preemptFor: notices.get(r.id)?.for ?? null,
+      ...(r.paused ? { paused: true } : {}),
       stepsDone: stepsDone.get(r.id) ?? 0,
       steps: wf.steps ?? 100,
       replan: {

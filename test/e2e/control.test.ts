@@ -1,5 +1,6 @@
 /**
- * Control of running jobs: cancel and preempt are honoured within 5 s; SIGTERM drains a daemon
+ * Control of running jobs: cancel and preempt are honoured within 5 s; a paused job checkpoints,
+ * waits paused and resumes from its checkpoint; SIGTERM drains a daemon
  * (jobs checkpoint and return to the queue); a crashed job process is retried from its checkpoint
  * until its attempts run out, with the cause recorded.
  */
@@ -78,6 +79,46 @@ test('cancel stops a running job within 5 s', { timeout: 120_000 }, async () => 
   const usage = await t.as(c.h.http.get('/v1/usage')).expect(200);
   assert.equal(usage.body.runningJobs, 0);
 });
+
+test(
+  'pause: a running job checkpoints and waits in the queue, paused; resumed, it goes on from its checkpoint to success',
+  { timeout: 180_000 },
+  async () => {
+    const id = await submitRunning('to-pause', 40);
+    const paused = await t.as(c.h.http.post(`/v1/jobs/${id}/pause`)).expect(200);
+    assert.ok(paused.body.pausedAt);
+    await waitFor('the paused job back in the queue', async () => {
+      const ev = await eventsOf(c, t, id);
+      return ev.some((e) => e.type === 'job.queued' && e.data.reason === 'preempted') ? true : null;
+    });
+    const noticed = (await eventsOf(c, t, id)).find((e) => e.type === 'job.preempting');
+    assert.equal(noticed?.data.reason, 'pause');
+    // Rounds run at least every second: three of them leave it where it is, the device free.
+    await new Promise((r) => setTimeout(r, 3000));
+    const waiting = (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
+    assert.equal(waiting.status, 'queued');
+    assert.equal(waiting.waitReason, 'paused');
+    assert.equal(waiting.queuePosition, null);
+    const before = await eventsOf(c, t, id);
+    assert.equal(before.filter((e) => e.type === 'job.placed').length, 1, 'placed once, not again');
+    const savedAtPause = checkpointStepBefore(before, 'job.preempted');
+
+    await t.as(c.h.http.post(`/v1/jobs/${id}/resume`)).expect(200);
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    assert.equal(job.countedAttempts, 1, 'the pause used none of its attempts');
+    const all = await eventsOf(c, t, id);
+    const runs = all.filter((e) => e.type === 'job.running');
+    assert.equal(runs.length, 2, all.map((e) => e.type).join(', '));
+    assert.equal(runs[1]!.data.resumedFromStep, savedAtPause, JSON.stringify(runs));
+    const order = all.map((e) => e.type);
+    assert.ok(order.indexOf('job.paused') < order.indexOf('job.preempting'), order.join(', '));
+    assert.ok(order.indexOf('job.resumed') < order.lastIndexOf('job.placed'), order.join(', '));
+    const rewards = (await t.as(c.h.http.get(`/v1/jobs/${id}/metrics?name=reward_mean`)).expect(200)).body
+      .data;
+    assert.equal(rewards.length, 40);
+  },
+);
 
 test(
   'preempt checkpoints, releases within 5 s, requeues, and the job resumes to success',

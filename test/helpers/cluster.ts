@@ -149,6 +149,7 @@ export interface JobView {
   id: string;
   status: string;
   attempts: number;
+  countedAttempts: number;
   error: string | null;
   waitReason: string | null;
 }

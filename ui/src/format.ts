@@ -47,4 +47,5 @@ export const waitReasonText: Record<string, string> = {
   priority: 'higher-priority jobs go first',
   crash_loop: 'backing off after repeated failures',
   preempted: 'preempted; waiting to resume from its checkpoint',
+  paused: 'paused by its tenant; resume it to run',
 };

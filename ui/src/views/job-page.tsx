@@ -90,11 +90,12 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
   const [cancelError, setCancelError] = useState<string | null>(null);
 
   const status = liveStatus ?? j.status;
-  const cancel = async () => {
+  /** Cancel, pause or resume: the button spins until the API answers, then the job is read again. */
+  const act = (action: 'cancel' | 'pause' | 'resume') => async () => {
     setCancelling(true);
     setCancelError(null);
     try {
-      await unwrap(client.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }));
+      await unwrap(client.POST(`/v1/jobs/{id}/${action}`, { params: { path: { id } } }));
     } catch (err) {
       setCancelError((err as Error).message);
     } finally {
@@ -112,9 +113,25 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
           <StatusBadge status={status} />
         </Group>
         {!finalStatuses.has(status) && (
-          <Button color="red" variant="light" onClick={cancel} loading={cancelling} data-testid="cancel-job">
-            Cancel
-          </Button>
+          <Group>
+            <Button
+              variant="light"
+              onClick={act(j.pausedAt ? 'resume' : 'pause')}
+              loading={cancelling}
+              data-testid="pause-job"
+            >
+              {j.pausedAt ? 'Resume' : 'Pause'}
+            </Button>
+            <Button
+              color="red"
+              variant="light"
+              onClick={act('cancel')}
+              loading={cancelling}
+              data-testid="cancel-job"
+            >
+              Cancel
+            </Button>
+          </Group>
         )}
       </Group>
       <Text size="sm" c="dimmed">

@@ -1,0 +1,54 @@
+/**
+ * Pausing and resuming a job, by its tenant: what `scontrol hold`/`release` are to Slurm and
+ * `spec.suspend` to Kueue. Pausing marks the row (`paused_at`) and nothing else: the scheduler's
+ * rounds place no paused job, and give a running one a preemption notice (reason `pause`), so it
+ * checkpoints and leaves its devices through the one path every preemption takes. Resuming clears
+ * the mark; the next round orders the job again. Both are idempotent, and refused (409) once the job
+ * has finished. A paused job stays active for the tenant's quota: it holds its place.
+ */
+import type pg from 'pg';
+import { ApiError, notFound } from '../../common/errors.js';
+import { isFinal } from '../../common/job-status.js';
+import { jobFromRow, type JobRecord } from './serialize.js';
+
+export interface PauseChange {
+  job: JobRecord;
+  /** The job event written; null when nothing changed (already paused, or not paused). */
+  eventId: string | null;
+}
+
+const changeSql = (set: string, when: string, event: string) => `
+WITH prev AS (
+  SELECT id, status, paused_at FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE
+), j AS (
+  UPDATE jobs SET ${set}, updated_at = now()
+    FROM prev
+   WHERE jobs.id = prev.id AND prev.status NOT IN ('succeeded', 'failed', 'cancelled') AND ${when}
+  RETURNING jobs.*
+), e AS (
+  INSERT INTO job_events (job_id, type, data)
+  SELECT j.id, '${event}', jsonb_build_object('status', j.status) FROM j
+  RETURNING id
+)
+SELECT (SELECT id FROM e) AS event_id,
+       coalesce((SELECT row_to_json(j) FROM j), (SELECT row_to_json(x) FROM jobs x WHERE x.id = prev.id)) AS job
+  FROM prev`;
+
+const PAUSE_SQL = changeSql('paused_at = now()', 'prev.paused_at IS NULL', 'job.paused');
+const RESUME_SQL = changeSql('paused_at = NULL', 'prev.paused_at IS NOT NULL', 'job.resumed');
+
+async function change(pool: pg.Pool, sql: string, tenantId: string, jobId: string): Promise<PauseChange> {
+  const r = await pool.query(sql, [jobId, tenantId]);
+  const row = r.rows[0];
+  if (!row) throw notFound('job');
+  const job = jobFromRow(row.job as Record<string, unknown>);
+  if (row.event_id === null && isFinal(job.status))
+    throw new ApiError('conflict', `job already finished with status ${job.status}`);
+  return { job, eventId: row.event_id === null ? null : String(row.event_id) };
+}
+
+export const pauseJob = (pool: pg.Pool, tenantId: string, jobId: string) =>
+  change(pool, PAUSE_SQL, tenantId, jobId);
+
+export const resumeJob = (pool: pg.Pool, tenantId: string, jobId: string) =>
+  change(pool, RESUME_SQL, tenantId, jobId);

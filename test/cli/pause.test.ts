@@ -1,0 +1,48 @@
+/**
+ * `timeshare jobs pause|resume` against an API server, with a round of the real scheduler after
+ * each (no nodes): a paused job leaves the pool's queue and reads as paused; resumed, it is back.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defaultPolicy } from '../../scheduler/core/policy.js';
+import { publishQueueViews } from '../helpers/queue-views.js';
+import { useCliFixture } from './cli-fixture.js';
+import { runCli } from './run-cli.js';
+
+const cli = useCliFixture('pause', {
+  tenant: 'pausing',
+  env: ({ h, t }) => ({
+    TIMESHARE_API_URL: h.api.url,
+    TIMESHARE_API_KEY: t.apiKey,
+    TIMESHARE_ADMIN_KEY: h.adminKey,
+  }),
+});
+
+test('jobs pause takes a job out of the queue until jobs resume', async () => {
+  const id = (
+    await cli.t
+      .as(cli.h.http.post('/v1/jobs'))
+      .send({ name: 'held', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  const queue = async () => {
+    await publishQueueViews(cli.h, defaultPolicy);
+    const r = await runCli(['queue', 'default'], cli.env);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  };
+  assert.match(await queue(), new RegExp(id));
+
+  const paused = await runCli(['jobs', 'pause', id], cli.env);
+  assert.equal(paused.code, 0, paused.stderr);
+  assert.equal(paused.stdout.trim(), `job ${id} paused (queued)`);
+  assert.doesNotMatch(await queue(), new RegExp(id), 'a paused job is in no round');
+  assert.match((await runCli(['jobs', 'get', id], cli.env)).stdout, /waiting for: paused/);
+  const json = await runCli(['jobs', 'pause', id, '--json'], cli.env);
+  assert.ok(JSON.parse(json.stdout).pausedAt, json.stdout);
+
+  const resumed = await runCli(['jobs', 'resume', id], cli.env);
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.equal(resumed.stdout.trim(), `job ${id} not paused (queued)`);
+  assert.match(await queue(), new RegExp(id));
+});
