@@ -79,6 +79,7 @@ WITH v AS (
                   wait_reason = NULL, placed_at = now(), placement_device_seconds = 0, run_started_at = NULL, sched_epoch = $2,
                   updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status = 'queued' AND jobs.queue_seq = v.queue_seq
+           AND jobs.paused_at IS NULL -- paused since the snapshot: not placed, as a job cancelled meanwhile
   RETURNING jobs.id, jobs.tenant_id, jobs.node_id, jobs.devices, jobs.placement
 ), q AS (
   UPDATE quotas SET active_devices = active_devices + s.n, updated_at = now()
