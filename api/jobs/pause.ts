@@ -35,7 +35,13 @@ SELECT (SELECT id FROM e) AS event_id,
   FROM prev`;
 
 const PAUSE_SQL = changeSql('paused_at = now()', 'prev.paused_at IS NULL', 'job.paused');
-const RESUME_SQL = changeSql('paused_at = NULL', 'prev.paused_at IS NOT NULL', 'job.resumed');
+// A resumed job enters the queue again: its wait, and the aging bound, count from now, not from
+// before the pause (Slurm's age factor counts from the eligible time a release sets).
+const RESUME_SQL = changeSql(
+  `paused_at = NULL, queued_at = CASE WHEN jobs.status = 'queued' THEN now() ELSE jobs.queued_at END`,
+  'prev.paused_at IS NOT NULL',
+  'job.resumed',
+);
 
 async function change(pool: pg.Pool, sql: string, tenantId: string, jobId: string): Promise<PauseChange> {
   const r = await pool.query(sql, [jobId, tenantId]);

@@ -44,8 +44,14 @@ test('a paused queued job waits as paused, with no position or estimate, until r
   const list = await t.as(h.http.get('/v1/jobs?status=queued')).expect(200);
   assert.equal(list.body.data.find((j: { id: string }) => j.id === id).waitReason, 'paused');
 
+  const queuedAt = async () =>
+    (await h.api.deps.db.pool.query(`SELECT queued_at FROM jobs WHERE id = $1`, [id])).rows[0]
+      .queued_at as Date;
+  const before = await queuedAt();
   const resumed = await t.as(h.http.post(`/v1/jobs/${id}/resume`)).expect(200);
   assert.equal(resumed.body.pausedAt, null);
+  // Its wait (and the aging bound) counts from the resume, not from before the pause.
+  assert.ok((await queuedAt()).getTime() > before.getTime());
   assert.notEqual(resumed.body.waitReason, 'paused');
   assert.deepEqual(
     (await eventTypes(id)).filter((e) => e === 'job.paused' || e === 'job.resumed'),
