@@ -4,7 +4,8 @@
  */
 import type { Random } from './random.js';
 
-export const ALL_FAULTS = [
+/** What a run draws from unless told otherwise: a seed's plan stays what it was when it was run. */
+export const DEFAULT_FAULTS = [
   'kill_leader',
   'kill_standby',
   'kill_api',
@@ -13,6 +14,11 @@ export const ALL_FAULTS = [
   'pause_daemon',
   'redis_wipe',
 ] as const;
+/**
+ * Every kind `--faults` may name. `pause_job` is a tenant's action, not a failure: it pauses a job
+ * that has not ended through the API and resumes it 1–8 s later, so pauses meet the faults.
+ */
+export const ALL_FAULTS = [...DEFAULT_FAULTS, 'pause_job'] as const;
 export type FaultKind = (typeof ALL_FAULTS)[number];
 
 export interface PlannedFault {

@@ -5,6 +5,7 @@
 import { deleteKeys } from '../../test/helpers/redis.js';
 import { sleep, type Clock } from './clock.js';
 import type { FaultKind } from './fault-plan.js';
+import { TERMINAL, type JobRec } from './jobs.js';
 import type { LockTimeline } from './monitors/lock-timeline.js';
 import { childrenOf, procState } from './procfs.js';
 import { alive } from './processes.js';
@@ -47,6 +48,8 @@ export class FaultInjector {
     /** the seed's stream, for the choice of target: the same draws, in the same order, as ever */
     private readonly random: Random,
     private readonly clock: Clock,
+    /** the accepted jobs, for `pause_job` */
+    private readonly jobs: readonly JobRec[] = [],
   ) {}
 
   private record(kind: FaultKind, target: string, detail = ''): void {
@@ -71,7 +74,46 @@ export class FaultInjector {
         return this.pauseDaemon(own);
       case 'redis_wipe':
         return this.wipeRedis();
+      case 'pause_job':
+        return this.pauseJob(own);
     }
+  }
+
+  /**
+   * Pauses a job that has not ended, as its tenant, and resumes it 1–8 s later; both retried
+   * through API outages (a pause the API answered before it died is applied: the retry returns
+   * the job). The soak's checks hold for it as for any job: it must still succeed, from its newest
+   * checkpoint, its pause charged no attempt.
+   */
+  private pauseJob(own: Random): void {
+    const job = this.random.pickOrNone(this.jobs.filter((j) => !j.final && !TERMINAL.has(j.status)));
+    if (!job) return this.clock.log('(pause_job: no job)');
+    const ms = 1000 + own.next() * 7000;
+    const act = async (action: 'pause' | 'resume') => {
+      for (;;) {
+        const r = await this.system.client
+          .call('POST', `/v1/jobs/${job.id}/${action}`, job.tenant.token)
+          .catch(() => null);
+        // 409: it ended meanwhile, nothing to pause or resume.
+        if (r && (r.status === 200 || r.status === 409)) return r;
+        if (r && r.status < 500)
+          throw new Error(`${action} ${job.id}: ${r.status} ${JSON.stringify(r.body)}`);
+        await sleep(250);
+      }
+    };
+    // Not awaited: through an API outage the pause waits, the plan's next fault does not.
+    this.pending.push(
+      (async () => {
+        const paused = await act('pause');
+        const detail =
+          paused.status === 409 ? '(it had ended)' : `${paused.body.status}; resume in ${ms.toFixed(0)} ms`;
+        this.record('pause_job', `job ${job.id}`, detail);
+        if (paused.status === 409) return;
+        await sleep(ms);
+        await act('resume');
+        this.clock.log(`resumed job ${job.id}`);
+      })().catch((e: unknown) => this.clock.log(`pause_job ${job.id} failed: ${(e as Error).message}`)),
+    );
   }
 
   private async killScheduler(kind: 'kill_leader' | 'kill_standby', own: Random): Promise<void> {

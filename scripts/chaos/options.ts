@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseInteger, parseNumber } from '../../cli/numeric-options.js';
 import { modelPresets } from '../../common/engine-vocabulary.js';
-import { ALL_FAULTS, type FaultKind } from './fault-plan.js';
+import { ALL_FAULTS, DEFAULT_FAULTS, type FaultKind } from './fault-plan.js';
 
 export interface Range {
   lo: number;
@@ -106,10 +106,10 @@ export function parseOptions(argv: readonly string[]): SoakOptions {
     .addOption(
       new Option(
         '--faults <kinds>',
-        'fault kinds to draw from, comma-separated (one listed twice is drawn twice as often)',
+        `fault kinds to draw from, comma-separated (one listed twice is drawn twice as often); also: ${ALL_FAULTS.filter((k) => !(DEFAULT_FAULTS as readonly string[]).includes(k)).join(', ')}`,
       )
         .argParser(faultKinds)
-        .default([...ALL_FAULTS], ALL_FAULTS.join(',')),
+        .default([...DEFAULT_FAULTS], DEFAULT_FAULTS.join(',')),
     )
     .option('--plan-only', 'print the jobs and the fault plan the seed gives, and exit')
     .showHelpAfterError();

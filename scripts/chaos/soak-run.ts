@@ -64,7 +64,7 @@ export class SoakRun {
     const timeline = (this.timeline = new LockTimeline(system.redis, system.prefix));
     const sampler = new ProcessSampler(timeline.pidJob, violations);
     const watcher = new JobWatcher(system.client, tenants, this.jobs, violations);
-    const injector = (this.injector = new FaultInjector(system, timeline, this.random, clock));
+    const injector = (this.injector = new FaultInjector(system, timeline, this.random, clock, this.jobs));
 
     const startedAt = Date.now();
     const monitors = runMonitors({ system, timeline, sampler, watcher, jobs: this.jobs, clock });
