@@ -1,4 +1,4 @@
-/** Tenant routes for jobs: submit (idempotent), list, get, cancel, pause and resume. */
+/** Tenant routes for jobs: submit (idempotent), list, get, change priority, cancel, pause and resume. */
 import { readQueueViews } from '../jobs/queue-view.js';
 import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
@@ -13,6 +13,8 @@ import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
 import { pauseJob, resumeJob, type PauseChange } from '../jobs/pause.js';
+import { reprioritizeJob } from '../jobs/reprioritize.js';
+import { priorityLevels, type PriorityName } from '../../common/job-status.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { serializeJob } from '../jobs/serialize.js';
 import { findOwnJob } from '../jobs/own-job.js';
@@ -100,6 +102,43 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   });
   r.get('/v1/jobs/:id', tenantOnly, async (req, res) => {
     const job = await ownJob(req);
+    const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
+    res.json(serializeJob(job, { queue: views?.get(job.id) }));
+  });
+
+  const jobUpdateSchema = z
+    .strictObject({
+      priority: z
+        .enum(Object.keys(priorityLevels) as [PriorityName, ...PriorityName[]])
+        .openapi({ description: "The job's new priority among its tenant's jobs" }),
+    })
+    .openapi('JobUpdate');
+  registerRoute(registry, {
+    method: 'patch',
+    path: '/v1/jobs/{id}',
+    operationId: 'updateJob',
+    summary: "Change a job's priority (idempotent; valid in every non-final state)",
+    description:
+      "Priority orders a tenant's own jobs, queued and running alike: the next scheduling round uses it, and a " +
+      "higher-priority job may preempt the same tenant's lower ones (`priority` notices). It never moves a job " +
+      "ahead of another tenant's: fair share decides that. Writes a `job.priority_changed` event (`from`, `to`); " +
+      'the same priority again returns the job unchanged. A finished job is 409 `conflict`; a body with any ' +
+      'other field is 400 `invalid_request`.',
+    tags: ['jobs'],
+    request: { params: idParams, body: { content: { 'application/json': { schema: jobUpdateSchema } } } },
+    errors: ['conflict'],
+    responses: { 200: json(jobSchema) },
+  });
+  r.patch('/v1/jobs/:id', tenantOnly, async (req, res) => {
+    // A job that is not the caller's is 404 whatever the body says.
+    const { id } = await ownJob(req);
+    const { priority } = parseOrThrow(jobUpdateSchema, req.body ?? {});
+    const { job, eventId } = await reprioritizeJob(pool, tenantOf(req), id, priority);
+    if (eventId) {
+      await Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, job.id, [eventId])]).catch(
+        (err) => req.log.warn({ err, jobId: job.id }, 'priority fan-out failed; the row is changed'),
+      );
+    }
     const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
     res.json(serializeJob(job, { queue: views?.get(job.id) }));
   });

@@ -1,6 +1,6 @@
-/** `timeshare submit` and `timeshare jobs list|get|cancel|pause|resume|wait`. */
-import type { Command } from 'commander';
-import { unwrap, type Job, type JobSpec } from '../../sdk/src/index.js';
+/** `timeshare submit` and `timeshare jobs list|get|cancel|pause|resume|priority|wait`. */
+import { Argument, type Command } from 'commander';
+import { unwrap, type Job, type JobSpec, type components } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
 import { describeJob } from '../format.js';
 import { parseInteger, parseNumber } from '../numeric-options.js';
@@ -8,6 +8,14 @@ import { emit, table } from '../output.js';
 import { readSpecFile } from '../spec-file.js';
 
 export const finalStatuses = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** The priorities a job may have, lowest first (the API's JobUpdate enum). */
+const priorities = [
+  'low',
+  'normal',
+  'high',
+  'urgent',
+] as const satisfies readonly components['schemas']['JobUpdate']['priority'][];
 
 /**
  * When a polled job reached the status it is in: a finished job says when (it may have finished
@@ -51,7 +59,7 @@ export function jobCommands(program: Command, ctx: () => Context): void {
 
   const jobs = program
     .command('jobs')
-    .description('list, inspect, cancel, pause, resume and wait for your jobs');
+    .description('list, inspect, cancel, pause, resume, reprioritize and wait for your jobs');
   jobs
     .command('list')
     .description('your jobs, newest first')
@@ -119,6 +127,20 @@ export function jobCommands(program: Command, ctx: () => Context): void {
         );
       });
   }
+
+  jobs
+    .command('priority')
+    .description("change a job's priority among your jobs (idempotent)")
+    .argument('<id>')
+    .addArgument(new Argument('<priority>').choices(priorities))
+    .action(async (id: string, priority: (typeof priorities)[number]) => {
+      const c = ctx();
+      const client = await c.tenant();
+      const job = await unwrap(
+        client.PATCH('/v1/jobs/{id}', { params: { path: { id } }, body: { priority } }),
+      );
+      emit(c, job, () => console.log(`job ${job.id} priority ${job.priority}`));
+    });
 
   jobs
     .command('wait <id>')

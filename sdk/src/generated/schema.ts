@@ -41,7 +41,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a job's priority (idempotent; valid in every non-final state)
+         * @description Priority orders a tenant's own jobs, queued and running alike: the next scheduling round uses it, and a higher-priority job may preempt the same tenant's lower ones (`priority` notices). It never moves a job ahead of another tenant's: fair share decides that. Writes a `job.priority_changed` event (`from`, `to`); the same priority again returns the job unchanged. A finished job is 409 `conflict`; a body with any other field is 400 `invalid_request`.
+         */
+        patch: operations["updateJob"];
         trace?: never;
     };
     "/v1/jobs/{id}/cancel": {
@@ -1074,6 +1078,13 @@ export interface components {
             data: components["schemas"]["Job"][];
             nextCursor: string | null;
         };
+        JobUpdate: {
+            /**
+             * @description The job's new priority among its tenant's jobs
+             * @enum {string}
+             */
+            priority: "low" | "normal" | "high" | "urgent";
+        };
         Token: {
             token: string;
             /** @enum {string} */
@@ -1878,6 +1889,137 @@ export interface operations {
                 headers: {
                     /** @description The methods this path has */
                     Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["JobUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the current state (reused idempotency key, finished job, duplicate name). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body exceeds the configured limit. */
+            413: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,6 +1,7 @@
 /**
- * `timeshare jobs pause|resume` against an API server, with a round of the real scheduler after
- * each (no nodes): a paused job leaves the pool's queue and reads as paused; resumed, it is back.
+ * `timeshare jobs pause|resume|priority` against an API server, with a round of the real scheduler
+ * after each (no nodes): a paused job leaves the pool's queue and reads as paused; resumed, it is
+ * back; a raised priority moves a job ahead of its tenant's older ones.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { publishQueueViews } from '../helpers/queue-views.js';
 import { useCliFixture } from './cli-fixture.js';
 import { runCli } from './run-cli.js';
 
-const cli = useCliFixture('pause', {
+const cli = useCliFixture('job-control', {
   tenant: 'pausing',
   env: ({ h, t }) => ({
     TIMESHARE_API_URL: h.api.url,
@@ -45,4 +46,30 @@ test('jobs pause takes a job out of the queue until jobs resume', async () => {
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(resumed.stdout.trim(), `job ${id} not paused (queued)`);
   assert.match(await queue(), new RegExp(id));
+});
+
+test("jobs priority raises a job ahead of its tenant's older one, and refuses an unknown level", async () => {
+  const submit = async (name: string) =>
+    (
+      await cli.t
+        .as(cli.h.http.post('/v1/jobs'))
+        .send({ name, workflow: { task: { name: 'addition' } } })
+        .expect(201)
+    ).body.id as string;
+  const older = await submit('older');
+  const newer = await submit('newer');
+  const order = async () => {
+    await publishQueueViews(cli.h, defaultPolicy);
+    const out = (await runCli(['queue', 'default'], cli.env)).stdout;
+    return [older, newer].sort((a, b) => out.indexOf(a) - out.indexOf(b));
+  };
+  assert.deepEqual(await order(), [older, newer]);
+  const r = await runCli(['jobs', 'priority', newer, 'urgent'], cli.env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), `job ${newer} priority urgent`);
+  assert.deepEqual(await order(), [newer, older]);
+
+  const refused = await runCli(['jobs', 'priority', newer, 'mega'], cli.env);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /Allowed choices are low, normal, high, urgent/);
 });
