@@ -7,15 +7,7 @@
  * has finished. A paused job stays active for the tenant's quota: it holds its place.
  */
 import type pg from 'pg';
-import { ApiError, notFound } from '../../common/errors.js';
-import { isFinal } from '../../common/job-status.js';
-import { jobFromRow, type JobRecord } from './serialize.js';
-
-export interface PauseChange {
-  job: JobRecord;
-  /** The job event written; null when nothing changed (already paused, or not paused). */
-  eventId: string | null;
-}
+import { jobChange, type JobChange } from './job-change.js';
 
 const changeSql = (set: string, when: string, event: string) => `
 WITH prev AS (
@@ -43,14 +35,8 @@ const RESUME_SQL = changeSql(
   'job.resumed',
 );
 
-async function change(pool: pg.Pool, sql: string, tenantId: string, jobId: string): Promise<PauseChange> {
-  const r = await pool.query(sql, [jobId, tenantId]);
-  const row = r.rows[0];
-  if (!row) throw notFound('job');
-  const job = jobFromRow(row.job as Record<string, unknown>);
-  if (row.event_id === null && isFinal(job.status))
-    throw new ApiError('conflict', `job already finished with status ${job.status}`);
-  return { job, eventId: row.event_id === null ? null : String(row.event_id) };
+async function change(pool: pg.Pool, sql: string, tenantId: string, jobId: string): Promise<JobChange> {
+  return jobChange((await pool.query(sql, [jobId, tenantId])).rows[0]);
 }
 
 export const pauseJob = (pool: pg.Pool, tenantId: string, jobId: string) =>

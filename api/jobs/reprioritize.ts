@@ -6,9 +6,8 @@
  * tenant's (fair share decides that). Idempotent; refused (409) once the job has finished.
  */
 import type pg from 'pg';
-import { ApiError, notFound } from '../../common/errors.js';
-import { isFinal, priorityLevels, type PriorityName } from '../../common/job-status.js';
-import { jobFromRow, type JobRecord } from './serialize.js';
+import { priorityLevels, type PriorityName } from '../../common/job-status.js';
+import { jobChange, type JobChange } from './job-change.js';
 
 const REPRIORITIZE_SQL = `
 WITH prev AS (
@@ -33,12 +32,7 @@ export async function reprioritizeJob(
   tenantId: string,
   jobId: string,
   priority: PriorityName,
-): Promise<{ job: JobRecord; eventId: string | null }> {
+): Promise<JobChange> {
   const r = await pool.query(REPRIORITIZE_SQL, [jobId, tenantId, priorityLevels[priority], priority]);
-  const row = r.rows[0];
-  if (!row) throw notFound('job');
-  const job = jobFromRow(row.job as Record<string, unknown>);
-  if (row.event_id === null && isFinal(job.status))
-    throw new ApiError('conflict', `job already finished with status ${job.status}`);
-  return { job, eventId: row.event_id === null ? null : String(row.event_id) };
+  return jobChange(r.rows[0]);
 }

@@ -12,7 +12,8 @@ import { parseOrThrow } from '../http/validate.js';
 import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { idempotencyKeySchema, sendSubmitted, type SubmitJob } from '../jobs/submit.js';
 import { cancelJob } from '../jobs/cancel.js';
-import { pauseJob, resumeJob, type PauseChange } from '../jobs/pause.js';
+import { pauseJob, resumeJob } from '../jobs/pause.js';
+import type { JobChange } from '../jobs/job-change.js';
 import { reprioritizeJob } from '../jobs/reprioritize.js';
 import { priorityLevels, type PriorityName } from '../../common/job-status.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
@@ -172,7 +173,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   /** Pause and resume change the row; the scheduler acts on it (api/jobs/pause.ts). */
   const pauseRoute = (
     action: 'pause' | 'resume',
-    apply: (pool: typeof deps.db.pool, tenantId: string, jobId: string) => Promise<PauseChange>,
+    apply: (pool: typeof deps.db.pool, tenantId: string, jobId: string) => Promise<JobChange>,
     doc: { summary: string; description: string },
   ) => {
     registerRoute(registry, {
