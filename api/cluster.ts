@@ -25,10 +25,16 @@ type MetricsJson = Awaited<ReturnType<client.Registry['getMetricsAsJSON']>>;
  * Request/reply over a process's IPC channel: `send` posts a request, and the reply with its id
  * settles it (or the timeout does).
  */
-function rpc<T>(replyType: Reply<T>['type'], timeoutMs: number | null) {
+function rpc<T>(replyType: Reply<T>['type'], timeoutMs: number) {
   let next = 0;
   const waiting = new Map<number, { resolve(v: T): void; reject(e: Error): void }>();
   return {
+    /** Settles every call still waiting: the channel they wait on has closed. */
+    rejectAll(e: Error) {
+      const all = [...waiting.values()];
+      waiting.clear();
+      for (const w of all) w.reject(e);
+    },
     receive(m: Reply<T>) {
       if (m?.type !== replyType) return;
       const w = waiting.get(m.id);
@@ -36,24 +42,29 @@ function rpc<T>(replyType: Reply<T>['type'], timeoutMs: number | null) {
       if (m.value !== undefined) w?.resolve(m.value);
       else w?.reject(new Error(m.error ?? 'cluster metrics failed'));
     },
-    call(send: (r: Request) => unknown, type: Request['type'], what: string): Promise<T> {
+    /** `send` posts the request, and calls `fail` if it could not. */
+    call(
+      send: (r: Request, fail: (e: Error) => void) => unknown,
+      type: Request['type'],
+      what: string,
+    ): Promise<T> {
       const id = next++;
       return new Promise<T>((resolve, reject) => {
-        const timer =
-          timeoutMs === null
-            ? null
-            : setTimeout(() => {
-                waiting.delete(id);
-                reject(new Error(`${what} did not answer within ${timeoutMs} ms`));
-              }, timeoutMs);
+        const timer = setTimeout(() => {
+          waiting.delete(id);
+          reject(new Error(`${what} did not answer within ${timeoutMs} ms`));
+        }, timeoutMs);
         const settle =
           <A>(f: (a: A) => void) =>
           (a: A) => {
-            if (timer) clearTimeout(timer);
+            clearTimeout(timer);
             f(a);
           };
         waiting.set(id, { resolve: settle(resolve), reject: settle(reject) });
-        send({ type, id });
+        send({ type, id }, (e) => {
+          waiting.delete(id);
+          settle(reject)(e);
+        });
       });
     },
   };
@@ -65,18 +76,35 @@ export function runPrimary(workers: number, logger: Logger): void {
   // Only workers that listen are asked for their metrics: one still starting has served nothing
   // and may not yet answer (its message would be lost), which would fail every scrape meanwhile.
   const listening = new Set<Worker>();
+  /** Per worker, settled with nothing once its channel closes: a worker that goes is left out. */
+  const gone = new Map<Worker, Promise<MetricsJson>>();
   const own = rpc<MetricsJson>(OWN_REPLY, WORKER_REPLY_MS);
 
+  /**
+   * One worker's registry. A worker whose channel closes (it is exiting) before it answers is left
+   * out, as one that died earlier is; one that stays and does not answer fails the scrape.
+   */
+  function askWorker(w: Worker): Promise<MetricsJson> {
+    if (!w.isConnected()) return Promise.resolve([]);
+    const asked = own
+      .call((r, fail) => w.send(r, (err) => err && fail(err)), OWN_REQUEST, `api worker ${w.process.pid}`)
+      .catch((err: unknown) => (w.isConnected() ? Promise.reject(err) : []));
+    return Promise.race([asked, gone.get(w) ?? asked]);
+  }
+
   async function everyonesMetrics(): Promise<string> {
-    const parts = await Promise.all(
-      [...listening].map((w) => own.call((r) => w.send(r), OWN_REQUEST, `api worker ${w.process.pid}`)),
-    );
+    const parts = await Promise.all([...listening].map(askWorker));
     return client.AggregatorRegistry.aggregate(parts).metrics();
   }
 
   const fork = (index: number) => {
     const worker = cluster.fork();
     worker.on('listening', () => listening.add(worker));
+    // 'disconnect' comes before 'exit', with turns of the event loop between: a scrape then must
+    // not write to the closed channel (unhandled, that error ended the primary, and every worker).
+    gone.set(worker, new Promise((resolve) => worker.once('disconnect', () => resolve([]))));
+    worker.on('disconnect', () => listening.delete(worker));
+    worker.on('error', (err) => logger.warn({ err, index }, 'api worker channel error'));
     worker.on('message', (m: Request | Reply<MetricsJson>) => {
       own.receive(m as Reply<MetricsJson>);
       if (m?.type !== CLUSTER_REQUEST) return;
@@ -89,6 +117,7 @@ export function runPrimary(workers: number, logger: Logger): void {
     });
     worker.on('exit', (code, signal) => {
       listening.delete(worker);
+      gone.delete(worker);
       if (stopping) {
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
         return;
@@ -122,7 +151,10 @@ export function runPrimary(workers: number, logger: Logger): void {
  */
 export function clusterMetrics(registry: client.Registry): (() => Promise<string>) | null {
   if (!cluster.isWorker) return null;
-  const everyone = rpc<string>(CLUSTER_REPLY, null); // the primary answers, or times out, itself
+  // The primary answers within its own timeout; this one covers a reply lost to a closing
+  // channel, which otherwise left the scrape's HTTP request open until the process ended.
+  const everyone = rpc<string>(CLUSTER_REPLY, WORKER_REPLY_MS + 1_000);
+  process.on('disconnect', () => everyone.rejectAll(new Error('the api primary is gone')));
   process.on('message', (m: Request | Reply<string>) => {
     everyone.receive(m as Reply<string>);
     if (m?.type !== OWN_REQUEST) return;
@@ -133,5 +165,10 @@ export function clusterMetrics(registry: client.Registry): (() => Promise<string
       (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
     );
   });
-  return () => everyone.call((r) => process.send?.(r), CLUSTER_REQUEST, 'the api primary');
+  return () =>
+    everyone.call(
+      (r, fail) => process.send?.(r, undefined, undefined, (err) => err && fail(err)),
+      CLUSTER_REQUEST,
+      'the api primary',
+    );
 }
