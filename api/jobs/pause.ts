@@ -11,7 +11,7 @@ import { jobChange, type JobChange } from './job-change.js';
 
 const changeSql = (set: string, when: string, event: string) => `
 WITH prev AS (
-  SELECT id, status, paused_at FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE
+  SELECT * FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE
 ), j AS (
   UPDATE jobs SET ${set}, updated_at = now()
     FROM prev
@@ -23,7 +23,7 @@ WITH prev AS (
   RETURNING id
 )
 SELECT (SELECT id FROM e) AS event_id,
-       coalesce((SELECT row_to_json(j) FROM j), (SELECT row_to_json(x) FROM jobs x WHERE x.id = prev.id)) AS job
+       coalesce((SELECT row_to_json(j) FROM j), row_to_json(prev)) AS job
   FROM prev`;
 
 const PAUSE_SQL = changeSql('paused_at = now()', 'prev.paused_at IS NULL', 'job.paused');

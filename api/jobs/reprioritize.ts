@@ -11,7 +11,7 @@ import { jobChange, type JobChange } from './job-change.js';
 
 const REPRIORITIZE_SQL = `
 WITH prev AS (
-  SELECT id, status, priority, spec->>'priority' AS name FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE
+  SELECT * FROM jobs WHERE id = $1 AND tenant_id = $2 FOR UPDATE
 ), j AS (
   UPDATE jobs SET priority = $3, spec = jsonb_set(jobs.spec, '{priority}', to_jsonb($4::text)), updated_at = now()
     FROM prev
@@ -19,12 +19,12 @@ WITH prev AS (
   RETURNING jobs.*
 ), e AS (
   INSERT INTO job_events (job_id, type, data)
-  SELECT j.id, 'job.priority_changed', jsonb_build_object('status', j.status, 'from', prev.name, 'to', $4::text)
+  SELECT j.id, 'job.priority_changed', jsonb_build_object('status', j.status, 'from', prev.spec->>'priority', 'to', $4::text)
     FROM j, prev
   RETURNING id
 )
 SELECT (SELECT id FROM e) AS event_id,
-       coalesce((SELECT row_to_json(j) FROM j), (SELECT row_to_json(x) FROM jobs x WHERE x.id = prev.id)) AS job
+       coalesce((SELECT row_to_json(j) FROM j), row_to_json(prev)) AS job
   FROM prev`;
 
 export async function reprioritizeJob(

@@ -100,3 +100,48 @@ test('the admin key cannot pause a job: tenants pause their own', async () => {
   const id = await submit();
   await h.admin(h.http.post(`/v1/jobs/${id}/pause`)).expect(403);
 });
+
+/** Runs `change` on the job's row in a transaction held open while `request` is sent, then commits. */
+async function whileRowHeld(
+  id: string,
+  change: string,
+  request: () => Promise<{ status: number; body: { pausedAt?: string | null } }>,
+) {
+  const { pool } = h.api.deps.db;
+  const tx = await pool.connect();
+  try {
+    await tx.query('BEGIN');
+    await tx.query(change, [id]);
+    const answer = request();
+    // The request waits on the row lock: commit once it does.
+    for (;;) {
+      const r = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (r.rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await tx.query('COMMIT');
+    return await answer;
+  } finally {
+    tx.release();
+  }
+}
+
+test('a pause that waited on a concurrent change answers the job as that change left it', async () => {
+  // Paused meanwhile (a double click): the answer is paused, not the row as it was before.
+  const a = await submit();
+  const r = await whileRowHeld(a, `UPDATE jobs SET paused_at = now() WHERE id = $1`, () =>
+    t.as(h.http.post(`/v1/jobs/${a}/pause`)).then((x) => x),
+  );
+  assert.equal(r.status, 200);
+  assert.ok(r.body.pausedAt, 'paused');
+  // Finished meanwhile: 409, not the job as it was.
+  const b = await submit();
+  const f = await whileRowHeld(
+    b,
+    `UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = $1`,
+    () => t.as(h.http.post(`/v1/jobs/${b}/pause`)).then((x) => x),
+  );
+  assert.equal(f.status, 409, JSON.stringify(f.body));
+});
