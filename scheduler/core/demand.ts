@@ -49,9 +49,10 @@ export function poolDemand(snapshot: Snapshot, decisions: Decisions): PoolDemand
     if (devices !== null) p.queuedDevices += devices;
   };
   for (const r of snapshot.running) {
-    // Taken back this round: the job is queued again once the decisions commit.
-    if (takenBack.has(r.id)) want(r.pool, r.plan.devicesMin);
-    else hold(r.pool, r.nodeId, r.devices);
+    // Taken back this round: the job is queued again once the decisions commit (a paused one waits
+    // for its tenant, wanting nothing).
+    if (!takenBack.has(r.id)) hold(r.pool, r.nodeId, r.devices);
+    else if (!r.paused) want(r.pool, r.plan.devicesMin);
   }
   const queued = new Map(snapshot.queued.map((q) => [q.id, q]));
   for (const p of decisions.place) {

@@ -82,13 +82,18 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const graceMs = policy.preemptGraceSeconds * 1000;
   // A job its tenant paused leaves now, minimum run time or not, and nobody claims its devices: from
   // here on the round sees it as any job under notice.
+  const pausedNow = new Set<string>();
   const running = snapshot.running.map((r) => {
     if (!r.paused || r.preemptRequestedAt !== null) return r;
     out.preempt.push({ jobId: r.id, tenantId: r.tenantId, reason: 'pause', forJobId: r.id });
+    pausedNow.add(r.id);
     return { ...r, preemptRequestedAt: now, preemptReason: 'pause' as const, preemptFor: null };
   });
+  // A notice given this round is not taken back in it, even with no grace at all: its row has no
+  // notice yet, so the take-back would change nothing and its devices would read as free.
   const stillRunning = running.filter((r) => {
-    if (r.preemptRequestedAt === null || now - r.preemptRequestedAt < graceMs) return true;
+    if (r.preemptRequestedAt === null || pausedNow.has(r.id) || now - r.preemptRequestedAt < graceMs)
+      return true;
     out.takeBack.push({ jobId: r.id, tenantId: r.tenantId });
     activeDevices.set(r.tenantId, Math.max(0, (activeDevices.get(r.tenantId) ?? 0) - r.devices.length));
     return false;

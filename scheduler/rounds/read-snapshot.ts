@@ -196,7 +196,7 @@ export async function readSnapshot(
                          WHEN pe.data->>'reason' = ANY($2::text[]) THEN pg.data->'moveTo' END AS placement,
                     CASE WHEN pe.data->>'reason' <> 'replan' THEN pg.data->>'forJobId' END AS for_job
              FROM jobs j
-             CROSS JOIN LATERAL (SELECT data FROM job_events
+             CROSS JOIN LATERAL (SELECT id, data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempted' ORDER BY id DESC LIMIT 1) pe
              LEFT JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.placed' ORDER BY id DESC LIMIT 1) pl ON true
@@ -204,7 +204,10 @@ export async function readSnapshot(
                                   WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
             WHERE j.id = ANY($1::uuid[])
               AND (pe.data->>'reason' IN ('replan', 'reclaim', 'aging', 'priority')
-                   OR pe.data->>'reason' = ANY($2::text[]))`,
+                   OR pe.data->>'reason' = ANY($2::text[]))
+              -- Resumed since: it entered the queue anew, with no devices kept for it and no claim.
+              AND NOT EXISTS (SELECT 1 FROM job_events r
+                               WHERE r.job_id = j.id AND r.type = 'job.resumed' AND r.id > pe.id)`,
           [preemptedIds, MOVE_REASONS],
         )
       : { rows: [] },

@@ -110,6 +110,25 @@ describe('poolDemand()', () => {
     assert.equal(p.wantedDevices, 1);
   });
 
+  it('a paused job taken back wants nothing: it waits for its tenant, not for devices', () => {
+    const s = snapshot({
+      nodes: [],
+      tenants: [tenant('a')],
+      running: [
+        running('r1', 'a', 'gone', [0], {
+          paused: true,
+          preemptRequestedAt: T0 - 3_600_000,
+          preemptReason: 'pause',
+        }),
+      ],
+      queued: [],
+    });
+    // A pool with no nodes and nothing wanted has no entry at all.
+    const p = demandOf(s, 'default');
+    assert.equal(p?.queuedJobs ?? 0, 0);
+    assert.equal(p?.wantedDevices ?? 0, 0);
+  });
+
   it('an idle pool with nothing to run wants zero devices', () => {
     const s = snapshot({ nodes: [node('n1', 8)], tenants: [tenant('a')], running: [], queued: [] });
     assert.deepEqual(demandOf(s, 'default'), {

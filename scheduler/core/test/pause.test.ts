@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultPolicy } from '../policy.js';
 import { schedule } from '../schedule.js';
-import { T0, node, running, snapshot, tenant } from './builders.js';
+import { T0, node, queued, running, snapshot, tenant } from './builders.js';
 
 describe('schedule(): paused jobs', () => {
   it('gives a paused running job a pause notice inside its minimum run time, and only that job', () => {
@@ -40,5 +40,24 @@ describe('schedule(): paused jobs', () => {
       late.takeBack.map((t) => t.jobId),
       ['p'],
     );
+  });
+
+  it('with no grace at all, neither takes a fresh pause notice back nor places anyone on its devices', () => {
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 1)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [running('p', 'a', 'n1', [0], { paused: true })],
+        queued: [queued('q', 'b')],
+      }),
+      { ...defaultPolicy, preemptGraceSeconds: 0, maxJobsPerDevice: 1 },
+      T0,
+    );
+    assert.deepEqual(
+      d.preempt.map((p) => p.reason),
+      ['pause'],
+    );
+    assert.deepEqual(d.takeBack, []);
+    assert.deepEqual(d.place, [], 'the device is still held until the notice is taken back');
   });
 });

@@ -83,3 +83,36 @@ it('a running job paused gets a pause notice from the next round, recorded on it
   // Noticed once: the next round leaves it be.
   assert.deepEqual((await runRound(pool)).d.preempt, []);
 });
+
+it('a job resumed after its preemption keeps no devices and no claim from it', async () => {
+  const pool = db.pool();
+  const at = await poolWithDevices(2);
+  const id = (
+    await pool.query(
+      `INSERT INTO jobs (tenant_id, name, spec, status, pool, devices, requeue_reason, attempts, interruptions)
+       VALUES ($1, 'moved', $2, 'queued', $3, 1, 'preempted', 1, 1) RETURNING id`,
+      [at.tenantId, spec, at.pool],
+    )
+  ).rows[0].id as string;
+  const event = (type: string, data: object) =>
+    pool.query(`INSERT INTO job_events (job_id, type, data) VALUES ($1, $2, $3)`, [id, type, data]);
+  // Moved by compaction for a wider job: it returns to the devices chosen for it, first.
+  const wide = '00000000-0000-4000-8000-000000000001';
+  await event('job.preempting', {
+    reason: 'compact',
+    forJobId: wide,
+    moveTo: { nodeId: at.nodeId, devices: [1] },
+  });
+  await event('job.preempted', { status: 'preempted', reason: 'compact' });
+  const mine = async () => (await readSnapshot(pool, 60_000)).snapshot.queued.find((q) => q.id === id)!;
+  const before = await mine();
+  assert.deepEqual(before.returnTo, { nodeId: at.nodeId, devices: [1] });
+  assert.equal(before.returnFor, wide);
+  // Paused and resumed since: it waits as any new arrival.
+  await event('job.paused', { status: 'queued' });
+  await event('job.resumed', { status: 'queued' });
+  const after = await mine();
+  assert.equal(after.returnTo, null);
+  assert.equal(after.returnFor, null);
+  assert.equal(after.preemptedFor, null);
+});
