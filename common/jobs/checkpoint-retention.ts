@@ -9,21 +9,31 @@
  * Against a submission naming it at the same moment: the rows to retire are locked first, and the
  * jobs naming them read in a later statement; the admission locks the row it names as it inserts
  * the job (the trigger of migration 20261128120000). Whichever locks first, the other sees it: a
- * job admitted first keeps its checkpoint, one admitted after is refused (the row is gone).
+ * row an admission holds is skipped (kept), and an admission after our lock is refused (the row
+ * is gone).
  */
 import type pg from 'pg';
 import { checkpointDirKey, type CheckpointStore } from '../storage/checkpoint-store.js';
 
-/** The rows beyond the newest `$2`, locked: an admission naming one waits until we are done. */
+/**
+ * The rows beyond the newest `$2` that no job names yet, locked: an admission naming one waits
+ * until we are done. A row an admission holds is skipped (it is being named: kept, or retired by a
+ * later record), so retention never waits on admissions and cannot deadlock with a batch that locks
+ * several checkpoints in its own order; rows already named are not locked at all, so submissions
+ * from a checkpoint many jobs start from do not queue behind each record.
+ */
 const LOCK_RETIRING = `
 SELECT c.id FROM checkpoints c
  WHERE c.job_id = $1
    AND c.step < (SELECT min(step) FROM (SELECT step FROM checkpoints WHERE job_id = $1
                                           ORDER BY step DESC LIMIT $2) kept)
+   AND NOT EXISTS (SELECT 1 FROM jobs o
+                    WHERE o.spec ? 'initialCheckpoint'
+                      AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
  ORDER BY c.step
-   FOR UPDATE`;
+   FOR UPDATE SKIP LOCKED`;
 
-/** Of the locked rows, those no job starts from; this statement's snapshot sees any admission that locked first. */
+/** Of the locked rows, those no job starts from; this statement's snapshot sees any admission committed before our lock. */
 const RETIRE = `
 WITH gone AS (
   DELETE FROM checkpoints c

@@ -96,7 +96,8 @@ export class FaultInjector {
           .catch(() => null);
         // 409: it ended meanwhile, nothing to pause or resume.
         if (r && (r.status === 200 || r.status === 409)) return r;
-        if (r && r.status < 500)
+        // A 5xx during an outage, or a 429 from the rate limit: again shortly.
+        if (r && r.status < 500 && r.status !== 429)
           throw new Error(`${action} ${job.id}: ${r.status} ${JSON.stringify(r.body)}`);
         await sleep(250);
       }

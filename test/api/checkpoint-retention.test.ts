@@ -126,7 +126,7 @@ const startingFrom = (jobId: string, checkpointId: string) => ({
   workflow: { task: { name: 'addition' } },
 });
 
-test('a job admitted as its checkpoint is retired keeps it: retention waits for the admission, then sees the job', async () => {
+test('a checkpoint an admission is naming is skipped by retention, not waited for, and kept once the job is in', async () => {
   const job = await placedJob(1);
   const first = await job.checkpoint(2);
   const admission = await h.api.deps.db.pool.connect();
@@ -137,15 +137,17 @@ test('a job admitted as its checkpoint is retired keeps it: retention waits for 
       JSON.stringify([admissionElement(t.id, spec)]),
     ]);
     assert.ok(admitted.rows[0].id, 'admitted');
-    // The record of step 4 retires step 2 unless a job starts from it; this one has not committed.
+    // The record of step 4 would retire step 2; the admission holds it and has not committed.
     const recording = job.checkpoint(4);
-    assert.equal(await someoneWaitsOnALock(recording), 'waiting', 'retention went ahead of the admission');
+    assert.equal(await someoneWaitsOnALock(recording), 'settled', 'retention waited on the admission');
+    assert.deepEqual(await job.steps(), [2, 4], 'skipped, not deleted under the admission');
     await admission.query('COMMIT');
-    await recording;
   } finally {
     admission.release();
   }
-  assert.deepEqual(await job.steps(), [2, 4]);
+  // The job that names it is in: the next record keeps it and retires step 4.
+  await job.checkpoint(6);
+  assert.deepEqual(await job.steps(), [2, 6]);
   assert.equal(existsSync(fileOf(job.jobId, 2)), true);
 });
 
