@@ -3,7 +3,8 @@
  * one device): a tenant logs in with its API key, submits a job from the UI, watches it reach
  * `running` and draw its reward curve; a second job joins it on the same device, and the admin's
  * pool page shows the two alternating on that device's lock timeline (usage, tenants and nodes are
- * visited on the way). Screenshots go to test-artifacts/ui/; no console error may appear.
+ * visited on the way); a running job paused from its page waits as paused and runs again when
+ * resumed. Screenshots go to test-artifacts/ui/; no console error may appear.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -160,6 +161,36 @@ test(
 
     for (const id of [firstId, second.body.id as string])
       await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
+    assert.deepEqual(errors, []);
+  },
+);
+
+test(
+  'pause a running job from its page, see it wait as paused, resume it',
+  { timeout: 120_000 },
+  async () => {
+    const tenant = await c.h.createTenant('ui-pauser');
+    const { page, errors } = await openPage(browser);
+    await page.goto(`${c.h.api.url}/ui/`);
+    await page.getByLabel('API key').fill(tenant.apiKey);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('jobs-table').waitFor();
+    const id = (await tenant.as(c.h.http.post('/v1/jobs')).send(steadyJob('ui-paused', 400)).expect(201)).body
+      .id as string;
+    await page.goto(`${c.h.api.url}/ui/jobs/${id}`);
+    await page.locator('[data-testid=job-status][data-status=running]').waitFor({ timeout: 60_000 });
+
+    await page.getByTestId('pause-job').filter({ hasText: 'Pause' }).click();
+    // It checkpoints, gives its device back and waits, paused: the page follows its events.
+    await page
+      .getByTestId('queue-info')
+      .filter({ hasText: 'paused by its tenant' })
+      .waitFor({ timeout: 60_000 });
+    await page.getByTestId('pause-job').filter({ hasText: 'Resume' }).click();
+    await page.locator('[data-testid=job-status][data-status=running]').waitFor({ timeout: 60_000 });
+    await page.getByTestId('pause-job').filter({ hasText: 'Pause' }).waitFor();
+
+    await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
     assert.deepEqual(errors, []);
   },
 );
