@@ -28,6 +28,21 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   const r = Router();
   const tenantOnly = requireRole('tenant');
   const { pool } = deps.db;
+  /**
+   * After a committed change to a job: wake the scheduler and the job's event streams (and `also`).
+   * The row is the truth: if this fails, a round within the second finds the change anyway.
+   */
+  const announce = (
+    req: Request,
+    jobId: string,
+    eventId: string,
+    what: string,
+    also: Promise<unknown>[] = [],
+  ) =>
+    Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, jobId, [eventId]), ...also]).catch(
+      (err) => req.log.warn({ err, jobId }, `${what} fan-out failed; the row is changed`),
+    );
+
   /** A job of the calling tenant, or 404 (another tenant's job does not exist for this caller). */
   async function ownJob(req: Request) {
     const id = req.params.id as string;
@@ -135,11 +150,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     const { id } = await ownJob(req);
     const { priority } = parseOrThrow(jobUpdateSchema, req.body ?? {});
     const { job, eventId } = await reprioritizeJob(pool, tenantOf(req), id, priority);
-    if (eventId) {
-      await Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, job.id, [eventId])]).catch(
-        (err) => req.log.warn({ err, jobId: job.id }, 'priority fan-out failed; the row is changed'),
-      );
-    }
+    if (eventId) await announce(req, job.id, eventId, 'priority');
     const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
     res.json(serializeJob(job, { queue: views?.get(job.id) }));
   });
@@ -161,11 +172,9 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     const result = await cancelJob(pool, tenantOf(req), id);
     if (result.eventId) {
       const { job } = result;
-      await Promise.all([
-        deps.wake.wake(),
-        notifyEvents(deps.redis, deps.names, job.id, [result.eventId]),
+      await announce(req, job.id, result.eventId, 'cancel', [
         sendControl(deps.redis, deps.names, { jobId: job.id, queueSeq: job.queueSeq, action: 'cancel' }),
-      ]).catch((err) => req.log.warn({ err, jobId: job.id }, 'cancel fan-out failed; row is cancelled'));
+      ]);
     }
     res.json(serializeJob(result.job));
   });
@@ -190,12 +199,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       const id = req.params.id as string;
       if (!uuidParam.safeParse(id).success) throw notFound('job');
       const { job, eventId } = await apply(pool, tenantOf(req), id);
-      if (eventId) {
-        // Committed: a round within the second acts on it even if the wake-up is lost.
-        await Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, job.id, [eventId])]).catch(
-          (err) => req.log.warn({ err, jobId: job.id }, `${action} fan-out failed; the row is changed`),
-        );
-      }
+      if (eventId) await announce(req, job.id, eventId, action);
       res.json(serializeJob(job));
     });
   };

@@ -15,6 +15,11 @@
 import type pg from 'pg';
 import { checkpointDirKey, type CheckpointStore } from '../storage/checkpoint-store.js';
 
+/** Checkpoint `c` is no job's initialCheckpoint (a range of jobs_initial_checkpoint_idx). */
+const NAMED_BY_NO_JOB = `NOT EXISTS (SELECT 1 FROM jobs o
+                    WHERE o.spec ? 'initialCheckpoint'
+                      AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)`;
+
 /**
  * The rows beyond the newest `$2` that no job names yet, locked: an admission naming one waits
  * until we are done. A row an admission holds is skipped (it is being named: kept, or retired by a
@@ -27,9 +32,7 @@ SELECT c.id FROM checkpoints c
  WHERE c.job_id = $1
    AND c.step < (SELECT min(step) FROM (SELECT step FROM checkpoints WHERE job_id = $1
                                           ORDER BY step DESC LIMIT $2) kept)
-   AND NOT EXISTS (SELECT 1 FROM jobs o
-                    WHERE o.spec ? 'initialCheckpoint'
-                      AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
+   AND ${NAMED_BY_NO_JOB}
  ORDER BY c.step
    FOR UPDATE SKIP LOCKED`;
 
@@ -38,9 +41,7 @@ const RETIRE = `
 WITH gone AS (
   DELETE FROM checkpoints c
    WHERE c.id = ANY($1::uuid[])
-     AND NOT EXISTS (SELECT 1 FROM jobs o
-                      WHERE o.spec ? 'initialCheckpoint'
-                        AND o.spec -> 'initialCheckpoint' ->> 'checkpointId' = c.id::text)
+     AND ${NAMED_BY_NO_JOB}
   RETURNING c.job_id, c.step
 )
 INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone`;

@@ -12,10 +12,11 @@
  * checkpoint.
  */
 
-/** The late outcomes that show the run did not end by the job's fault: an interruption, or done. */
-const REFUNDING_OUTCOMES: ReadonlySet<string> = new Set([...interruptedRuns, 'succeeded']);
 import type pg from 'pg';
 import { interruptedRuns, type Transitioned } from './transitions.js';
+
+/** The late outcomes that show the run did not end by the job's fault: an interruption, or done. */
+const REFUNDING_OUTCOMES: ReadonlySet<string> = new Set([...interruptedRuns, 'succeeded']);
 
 /**
  * Recounts run `queueSeq` of `jobId` as interrupted when it ended `node_lost` while placed on

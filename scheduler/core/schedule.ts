@@ -118,8 +118,7 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
     // this, a reclaim from a tenant just over its entitlement put that tenant under it, its aged jobs
     // were promoted onto the freed devices, and the preemptor reclaimed again: 1,046 notices on one
     // Philly window (docs/simulator.md, finding 12).
-    if (r.preemptReason !== 'replan' && r.preemptReason !== 'pause' && r.preemptFor)
-      poolOf(r.pool).preemptors.add(r.preemptFor);
+    if (r.preemptReason !== 'replan' && r.preemptFor) poolOf(r.pool).preemptors.add(r.preemptFor);
     // Taken back this round, requeued after it: where it returns stays held until then.
     const back = returnsTo(r);
     if (back && takenBack.has(r.id)) poolOf(r.pool).held.push(back);

@@ -290,7 +290,7 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`).; `pause`: its tenant paused it (its own `forJobId`; nobody claims its devices). */
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`); `pause`: its tenant paused it (its own `forJobId`; nobody claims its devices). */
   reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread' | 'pause';
   /** The queued job the devices are freed for. */
   forJobId: string;

@@ -86,20 +86,20 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
     if (written) reloadCheckpoints();
   }, [written, reloadCheckpoints]);
   const byName = useMemo(() => curves(metrics), [metrics]);
-  const [cancelling, setCancelling] = useState(false);
-  const [cancelError, setCancelError] = useState<string | null>(null);
+  const [acting, setActing] = useState(false);
+  const [actionError, setActionError] = useState<string | null>(null);
 
   const status = liveStatus ?? j.status;
   /** Cancel, pause or resume: the button spins until the API answers, then the job is read again. */
   const act = (action: 'cancel' | 'pause' | 'resume') => async () => {
-    setCancelling(true);
-    setCancelError(null);
+    setActing(true);
+    setActionError(null);
     try {
       await unwrap(client.POST(`/v1/jobs/{id}/${action}`, { params: { path: { id } } }));
     } catch (err) {
-      setCancelError((err as Error).message);
+      setActionError((err as Error).message);
     } finally {
-      setCancelling(false);
+      setActing(false);
       reloadJob();
     }
   };
@@ -117,7 +117,7 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
             <Button
               variant="light"
               onClick={act(j.pausedAt ? 'resume' : 'pause')}
-              loading={cancelling}
+              loading={acting}
               data-testid="pause-job"
             >
               {j.pausedAt ? 'Resume' : 'Pause'}
@@ -126,7 +126,7 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
               color="red"
               variant="light"
               onClick={act('cancel')}
-              loading={cancelling}
+              loading={acting}
               data-testid="cancel-job"
             >
               Cancel
@@ -156,9 +156,9 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
             : ''}
         </Text>
       )}
-      {cancelError && (
+      {actionError && (
         <Alert color="red" data-testid="cancel-error">
-          Not cancelled: {cancelError}
+          Not cancelled: {actionError}
         </Alert>
       )}
       {j.error && <Alert color="red">{j.error}</Alert>}
