@@ -232,6 +232,19 @@ test('extraEnv: a name the chart sets itself or a secret fails the render, namin
         new RegExp(`the chart sets ${name} itself`),
         `${c}.extraEnv.${name}`,
       );
+  // config.extra reaches every container, so a name any container sets in its env (which would win
+  // there, silently) is refused there too, naming the container and the value to use.
+  for (const c of Object.keys(components) as Component[])
+    for (const name of envOf(container(ms, c)).keys())
+      assert.throws(
+        () => helmTemplate(helm, chart, [], [`config.extra.${name}=x`]),
+        new RegExp(`config\\.extra\\.${name}: the chart sets ${name} itself; .*the ${c} container's`),
+        `config.extra.${name}`,
+      );
+  assert.throws(
+    () => helmTemplate(helm, chart, [], ['config.extra.TIMESHARE_METRICS_PORT=1']),
+    /use scheduler\.metricsPort instead \(the scheduler container's\); use worker\.metricsPort instead \(the worker container's\)/,
+  );
   const where = ['config.extra', ...Object.keys(components).map((c) => `${c}.extraEnv`)];
   Object.keys(find(ms, 'ConfigMap', '').data as object).forEach((name, i) =>
     assert.throws(

@@ -59,7 +59,7 @@ a name the chart sets itself fails, naming the value to use instead, and so does
 go in the Secret). Returns a JSON object, name → value as a string (a whole number as one: YAML
 gives 3600000 as a float, which would print 3.6e+06); a null value is left out, as Helm unsets it.
   include "timeshare.checkedEnv" (dict "at" "api.extraEnv" "vars" .Values.api.extraEnv "own" (dict "PORT" "use api.port instead"))
-"own": what the component's container sets in its env, each with the remedy to print.
+"own": what the containers the values reach set in their env, each with the remedy to print.
 */}}
 {{- define "timeshare.checkedEnv" -}}
 {{- $chart := dict
@@ -105,17 +105,59 @@ gives 3600000 as a float, which would print 3.6e+06); a null value is left out, 
 {{- end -}}
 
 {{/*
+What each component's container sets in its own env (the templates that set them are beside each
+name), with the remedy to print when a value names it. JSON: component → name → remedy.
+*/}}
+{{- define "timeshare.componentEnv" -}}
+{{- toJson (dict
+  "api" (dict
+    "HOST" "not configurable: the API listens on every address of its pod"
+    "PORT" "use api.port instead"
+    "TIMESHARE_API_WORKERS" "use api.workers instead")
+  "scheduler" (dict
+    "TIMESHARE_METRICS_PORT" "use scheduler.metricsPort instead")
+  "webhooks" (dict)
+  "worker" (dict
+    "TIMESHARE_POOL" "use worker.pool instead"
+    "TIMESHARE_METRICS_PORT" "use worker.metricsPort instead"
+    "TIMESHARE_DRAIN_TIMEOUT_MS" "use worker.terminationGracePeriodSeconds instead (the drain gets it less 20 s)"
+    "NVIDIA_DRIVER_CAPABILITIES" "not configurable: compute,utility (nvidia-smi reads the GPUs)"
+    "TIMESHARE_NODE_NAME" "not configurable: the Kubernetes node's name")) -}}
+{{- end -}}
+
+{{/*
+Every component's own names at once, for config.extra: a value there reaches every container,
+and one a container sets in its env would be silently overridden in it (env wins over envFrom).
+The remedy names the component, and lists each where two set the same name.
+*/}}
+{{- define "timeshare.everyComponentEnv" -}}
+{{- $all := dict -}}
+{{- range $component, $names := include "timeshare.componentEnv" . | fromJson -}}
+{{- range $name, $remedy := $names -}}
+{{- $line := printf "%s (the %s container's)" $remedy $component -}}
+{{- if hasKey $all $name -}}
+{{- $line = printf "%s; %s" (get $all $name) $line -}}
+{{- end -}}
+{{- $_ := set $all $name $line -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $all -}}
+{{- end -}}
+
+{{/*
 A component's own variables (<component>.extraEnv) as env entries of its container, which win over
-the ConfigMap's (config.extra) there: Kubernetes gives env precedence over envFrom.
-  {{- with include "timeshare.extraEnv" (dict "root" $ "component" "api" "own" (dict …)) }}
+the ConfigMap's (config.extra) there: Kubernetes gives env precedence over envFrom. Refused where
+they name what the container sets itself (timeshare.componentEnv), a ConfigMap's name or a secret.
+  {{- with include "timeshare.extraEnv" (dict "root" $ "component" "api") }}
   {{- . | nindent 12 }}
   {{- end }}
 */}}
 {{- define "timeshare.extraEnv" -}}
 {{- $vars := (index .root.Values .component).extraEnv -}}
 {{- $at := printf "%s.extraEnv" .component -}}
+{{- $own := get (include "timeshare.componentEnv" . | fromJson) .component -}}
 {{- $entries := list -}}
-{{- range $name, $value := include "timeshare.checkedEnv" (dict "at" $at "vars" $vars "own" .own) | fromJson -}}
+{{- range $name, $value := include "timeshare.checkedEnv" (dict "at" $at "vars" $vars "own" $own) | fromJson -}}
 {{- $entries = append $entries (printf "- name: %s\n  value: %s" ($name | quote) ($value | quote)) -}}
 {{- end -}}
 {{- join "\n" $entries -}}
