@@ -15,7 +15,6 @@ import { checkpointModelKey } from '../../common/storage/index.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { publishTransition } from '../../common/jobs/publish.js';
 import { recordCheckpoint } from '../../common/jobs/reports.js';
-import { retireCheckpoints } from '../../common/jobs/checkpoint-retention.js';
 import { applyJobReport } from '../../common/jobs/job-report.js';
 import { refundLostRun } from '../../common/jobs/refund-lost-run.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
@@ -168,13 +167,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const rec = await recordCheckpoint(pool, jobId, nodeId, body);
     if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
     // After the record commits: a failure here leaves the older checkpoints to the next record.
-    if (rec?.keepCheckpoints) {
-      const retired = await retireCheckpoints(pool, jobId, rec.keepCheckpoints).catch((err: unknown) => {
-        deps.logger.warn({ err, jobId }, 'older checkpoints not retired; the next record retries');
-        return 0;
-      });
-      if (retired) void deps.retiredCheckpoints.kick();
-    }
+    if (rec?.keepCheckpoints) await deps.retiredCheckpoints.retire(jobId, rec.keepCheckpoints);
     res.json({ applied: rec !== null, checkpointId: rec?.id ?? null });
   });
 

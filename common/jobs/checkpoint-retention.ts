@@ -22,19 +22,20 @@ const NAMED_BY_NO_JOB = `NOT EXISTS (SELECT 1 FROM jobs o
 
 /**
  * The rows beyond the newest `$2` that no job names yet, locked: an admission naming one waits
- * until we are done. A row an admission holds is skipped (it is being named: kept, or retired by a
- * later record), so retention never waits on admissions and cannot deadlock with a batch that locks
+ * until we are done. A row an admission holds is skipped (it is being named: kept if the admission
+ * commits, else retired by the caller's retry), so retention never waits on admissions and cannot deadlock with a batch that locks
  * several checkpoints in its own order; rows already named are not locked at all, so submissions
  * from a checkpoint many jobs start from do not queue behind each record.
  */
-const LOCK_RETIRING = `
-SELECT c.id FROM checkpoints c
+const RETIRING = `
+  FROM checkpoints c
  WHERE c.job_id = $1
    AND c.step < (SELECT min(step) FROM (SELECT step FROM checkpoints WHERE job_id = $1
                                           ORDER BY step DESC LIMIT $2) kept)
-   AND ${NAMED_BY_NO_JOB}
- ORDER BY c.step
-   FOR UPDATE SKIP LOCKED`;
+   AND ${NAMED_BY_NO_JOB}`;
+const LOCK_RETIRING = `SELECT c.id ${RETIRING} ORDER BY c.step FOR UPDATE SKIP LOCKED`;
+/** The same rows, whoever holds them: after our deletions, those left were skipped. */
+const COUNT_RETIRING = `SELECT count(*)::int AS n ${RETIRING}`;
 
 /** Of the locked rows, those no job starts from; this statement's snapshot sees any admission committed before our lock. */
 const RETIRE = `
@@ -46,8 +47,16 @@ WITH gone AS (
 )
 INSERT INTO checkpoint_deletions (job_id, step) SELECT job_id, step FROM gone`;
 
-/** Retires the job's checkpoints beyond its newest `keep`; returns how many it retired. */
-export async function retireCheckpoints(pool: pg.Pool, jobId: string, keep: number): Promise<number> {
+/**
+ * Retires the job's checkpoints beyond its newest `keep`. `skipped`: rows it left because an
+ * admission (or another retention) held them; the caller tries again once that has ended, since an
+ * admission that rolls back names nothing and no later record of a finished job would retire them.
+ */
+export async function retireCheckpoints(
+  pool: pg.Pool,
+  jobId: string,
+  keep: number,
+): Promise<{ retired: number; skipped: number }> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
@@ -55,8 +64,10 @@ export async function retireCheckpoints(pool: pg.Pool, jobId: string, keep: numb
     const retired = locked.rows.length
       ? ((await c.query(RETIRE, [locked.rows.map((r) => r.id)])).rowCount ?? 0)
       : 0;
+    // After our own deletions: what is left beyond the newest `keep` and named by no job was held.
+    const left = await c.query<{ n: number }>(COUNT_RETIRING, [jobId, keep]);
     await c.query('COMMIT');
-    return retired;
+    return { retired, skipped: left.rows[0]!.n };
   } catch (err) {
     await c.query('ROLLBACK').catch(() => undefined);
     throw err;

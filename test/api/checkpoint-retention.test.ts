@@ -151,6 +151,31 @@ test('a checkpoint an admission is naming is skipped by retention, not waited fo
   assert.equal(existsSync(fileOf(job.jobId, 2)), true);
 });
 
+test('a checkpoint skipped under an admission that then rolls back is retired without another record', async () => {
+  const job = await placedJob(1);
+  const first = await job.checkpoint(2);
+  const admission = await h.api.deps.db.pool.connect();
+  try {
+    await admission.query('BEGIN');
+    const spec = jobSpecSchema.parse(startingFrom(job.jobId, first));
+    await admission.query(`SELECT * FROM admit_jobs($1::jsonb)`, [
+      JSON.stringify([admissionElement(t.id, spec)]),
+    ]);
+    // Step 4 is the job's last record: nothing after it would retire step 2.
+    await job.checkpoint(4);
+    assert.deepEqual(await job.steps(), [2, 4], 'skipped under the admission');
+    await admission.query('ROLLBACK');
+  } finally {
+    admission.release();
+  }
+  const deadline = Date.now() + 15_000;
+  while ((await job.steps()).length > 1 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(await job.steps(), [4], 'the retry retired what the admission no longer names');
+  await h.api.deps.retiredCheckpoints.kick();
+  assert.equal(existsSync(dirOf(job.jobId, 2)), false, 'and its files went');
+});
+
 test('a submission naming a checkpoint retention is deleting waits for it and is refused, writing nothing', async () => {
   const job = await placedJob(1);
   const first = await job.checkpoint(2);
