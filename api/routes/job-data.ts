@@ -17,7 +17,7 @@ import {
 import { parseOrThrow } from '../http/validate.js';
 import { listEvents, type EventRow } from '../jobs/events.js';
 import { listMetrics } from '../jobs/list-metrics.js';
-import { findOwnJob } from '../jobs/own-job.js';
+import { requireOwnJob } from '../jobs/own-job.js';
 import type { ApiDeps } from '../deps.js';
 
 const SSE_HEARTBEAT_MS = 15_000;
@@ -28,13 +28,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   const tenantOnly = requireRole('tenant');
   const { pool } = deps.db;
 
-  async function ownJobStatus(req: Request): Promise<{ id: string; status: JobStatus }> {
-    const id = req.params.id as string;
-    if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const job = await findOwnJob(pool, tenantOf(req), id);
-    if (!job) throw notFound('job');
-    return job;
-  }
+  const ownJob = (req: Request) => requireOwnJob(pool, tenantOf(req), req.params.id);
 
   registerRoute(registry, {
     method: 'get',
@@ -58,7 +52,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   });
   r.get('/v1/jobs/:id/events', tenantOnly, async (req, res) => {
     const q = parseOrThrow(eventsQuery, req.query);
-    const job = await ownJobStatus(req);
+    const job = await ownJob(req);
     if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       const lastId = req.get('last-event-id');
       const from =
@@ -160,7 +154,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     if (q.from_step !== undefined && q.to_step !== undefined && q.from_step > q.to_step) {
       throw new ApiError('invalid_request', 'from_step must not exceed to_step', 'from_step');
     }
-    const job = await ownJobStatus(req);
+    const job = await ownJob(req);
     res.json(
       await listMetrics(pool, job.id, {
         name: q.name,
@@ -183,7 +177,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     responses: { 200: json(z.object({ data: z.array(checkpointSchema) })) },
   });
   r.get('/v1/jobs/:id/checkpoints', tenantOnly, async (req, res) => {
-    const job = await ownJobStatus(req);
+    const job = await ownJob(req);
     const rows = await deps.db.prisma.checkpoint.findMany({
       where: { jobId: job.id },
       orderBy: { step: 'asc' },
@@ -229,7 +223,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     },
   });
   r.get('/v1/jobs/:id/checkpoints/:checkpointId/content', tenantOnly, async (req, res) => {
-    const job = await ownJobStatus(req);
+    const job = await ownJob(req);
     const checkpointId = req.params.checkpointId as string;
     if (!uuidParam.safeParse(checkpointId).success) throw notFound('checkpoint');
     const ck = await deps.db.prisma.checkpoint.findFirst({ where: { id: checkpointId, jobId: job.id } });

@@ -18,7 +18,7 @@ import { reprioritizeJob } from '../jobs/reprioritize.js';
 import { priorityLevels, type PriorityName } from '../../common/job-status.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { serializeJob } from '../jobs/serialize.js';
-import { findOwnJob } from '../jobs/own-job.js';
+import { requireOwnJob } from '../jobs/own-job.js';
 import { listJobs } from '../jobs/list-jobs.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -44,13 +44,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     );
 
   /** A job of the calling tenant, or 404 (another tenant's job does not exist for this caller). */
-  async function ownJob(req: Request) {
-    const id = req.params.id as string;
-    if (!uuidParam.safeParse(id).success) throw notFound('job');
-    const job = await findOwnJob(pool, tenantOf(req), id);
-    if (!job) throw notFound('job');
-    return job;
-  }
+  const ownJob = (req: Request) => requireOwnJob(pool, tenantOf(req), req.params.id);
 
   registerRoute(registry, {
     method: 'post',
