@@ -8,6 +8,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import client from 'prom-client';
 import type { Logger } from '../common/logger.js';
+import { CONFIG_EXIT_CODE } from '../common/config.js';
 
 /** A worker asks the primary for everyone's metrics; the primary asks each worker for its own. */
 const CLUSTER_REQUEST = 'timeshare:cluster-metrics-request';
@@ -121,6 +122,13 @@ export function runPrimary(workers: number, logger: Logger): void {
       if (stopping) {
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
         return;
+      }
+      if (code === CONFIG_EXIT_CODE) {
+        // Every worker reads the same configuration: the others would refuse it too.
+        logger.fatal({ index }, 'an api worker refused its configuration; stopping');
+        stopping = true;
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+        process.exit(CONFIG_EXIT_CODE);
       }
       const now = Date.now();
       recentDeaths.push(now);

@@ -1,6 +1,6 @@
 /** Entry point of the API process: `node dist/api/main.js` (or `tsx api/main.ts`). */
 import cluster from 'node:cluster';
-import { configOrExit } from '../common/config.js';
+import { CONFIG_EXIT_CODE, configOrExit } from '../common/config.js';
 import { loadConfig } from './config.js';
 import { createLogger } from '../common/logger.js';
 import { runPrimary } from './cluster.js';
@@ -29,7 +29,13 @@ function startWorker(): void {
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       process.once('SIGINT', () => shutdown('SIGINT'));
     },
-    (err) => {
+    (err: NodeJS.ErrnoException) => {
+      // A port another process holds is the configuration's fault (PORT, HOST): started again it
+      // would only fail again, so it exits as a refused configuration does and is not restarted.
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') {
+        logger.fatal({ code: err.code }, `cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
+        process.exit(CONFIG_EXIT_CODE);
+      }
       logger.fatal({ err }, 'api failed to start');
       process.exit(1);
     },

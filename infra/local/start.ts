@@ -5,6 +5,7 @@
  * Each process is a real child process with its own entry point, as in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { apiNodeFlags } from '../../api/node-flags.js';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -148,11 +149,29 @@ async function stop(code: number): Promise<void> {
   // found the API gone and it hung retrying them.
   for (const s of [...children].reverse()) await terminate(s.child);
   for (const s of services) await s.stop();
+  log(code === 0 ? 'stopped' : `stopped (exit ${code})`);
   process.exit(code);
 }
 
-async function waitForApi(url: string): Promise<void> {
+/**
+ * Refuses to start beside a system that already holds the port (another `npm start`, say): its API
+ * would have answered this launcher's readiness probe, and this launcher, taking it for its own,
+ * released the running worker's node and started a second set of services against it.
+ */
+async function portFree(host: string, port: number): Promise<NodeJS.ErrnoException | null> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err));
+    probe.listen(port, host, () => probe.close(() => resolve(null)));
+  });
+}
+
+/** Ready is this launcher's own API answering: one that exited first did not (its output says why). */
+async function waitForApi(url: string, api: Supervised): Promise<void> {
+  const first = api.child;
   for (let i = 0; i < 300; i++) {
+    if (api.child !== first || first.exitCode !== null || first.signalCode !== null)
+      throw new Error('the API exited before it was ready (its output above says why)');
     try {
       if ((await fetch(`${url}/readyz`)).ok) return;
     } catch {
@@ -163,29 +182,57 @@ async function waitForApi(url: string): Promise<void> {
   throw new Error('the API did not become ready within 30 s');
 }
 
+/** The node key of this machine's local worker; earlier sessions' keys of that name are revoked. */
+const localKeyName = (nodeName: string) => `local-worker ${nodeName}`.slice(0, 64);
+
 /**
  * A fresh node key for this session's worker. A node stays bound to the key that registered it, so
  * the node this machine registered in an earlier session (under that session's key) is released
- * first, as an admin would release a machine whose key was replaced.
+ * first, as an admin would release a machine whose key was replaced, and that key is revoked: each
+ * session left one more live key behind. (`local-worker` was the name before keys named their node.)
  */
 async function localNodeKey(url: string, adminKey: string, nodeName: string): Promise<string> {
   const admin = { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' };
-  const call = async <T>(route: string, body?: unknown): Promise<T> => {
+  const call = async <T>(route: string, method = 'GET', body?: unknown): Promise<T> => {
     const res = await fetch(`${url}${route}`, {
-      method: body === undefined ? 'GET' : 'POST',
+      method,
       headers: admin,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`${route} → ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+    return (res.status === 204 ? undefined : await res.json()) as T;
   };
-  const { data } = await call<{ data: { id: string; name: string }[] }>('/v1/nodes');
-  const earlier = data.find((n) => n.name === nodeName);
-  if (earlier) await call(`/v1/nodes/${earlier.id}/release`, {});
-  return (await call<{ apiKey: string }>('/v1/node-keys', { name: 'local-worker' })).apiKey;
+  /** Every item of an admin list, page by page. */
+  const all = async <T>(route: string): Promise<T[]> => {
+    const items: T[] = [];
+    let after: string | null = null;
+    do {
+      const page: { data: T[]; nextCursor: string | null } = await call(
+        `${route}?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+      );
+      items.push(...page.data);
+      after = page.nextCursor;
+    } while (after);
+    return items;
+  };
+  const earlier = (await all<{ id: string; name: string }>('/v1/nodes')).find((n) => n.name === nodeName);
+  if (earlier) await call(`/v1/nodes/${earlier.id}/release`, 'POST', {});
+  for (const k of await all<{ id: string; name: string; revokedAt: string | null }>('/v1/node-keys'))
+    if (!k.revokedAt && (k.name === localKeyName(nodeName) || k.name === 'local-worker'))
+      await call(`/v1/node-keys/${k.id}`, 'DELETE');
+  return (await call<{ apiKey: string }>('/v1/node-keys', 'POST', { name: localKeyName(nodeName) })).apiKey;
 }
 
 async function main(): Promise<void> {
+  const inUse = await portFree(config.HOST, config.PORT);
+  if (inUse) {
+    log(
+      inUse.code === 'EADDRINUSE'
+        ? `${config.HOST}:${config.PORT} is in use: is Timeshare already running (another npm start)? Stop it, or set PORT`
+        : `cannot listen on ${config.HOST}:${config.PORT}: ${inUse.message}`,
+    );
+    process.exit(1);
+  }
   // .data/ is made by what writes there (a private database, checkpoints, the outbox), not here:
   // a system on configured or local services left an empty one behind.
   const postgres = await findPostgres(dataDir, log);
@@ -212,8 +259,8 @@ async function main(): Promise<void> {
     TIMESHARE_OUTBOX_DIR: process.env.TIMESHARE_OUTBOX_DIR ?? path.join(dataDir, 'outbox'),
   };
 
-  run('api', 'api/main.ts', env, [], apiNodeFlags);
-  await waitForApi(url);
+  const api = run('api', 'api/main.ts', env, [], apiNodeFlags);
+  await waitForApi(url, api);
   const nodeName = config.TIMESHARE_NODE_NAME ?? os.hostname();
   const nodeKey = await localNodeKey(url, env.TIMESHARE_ADMIN_KEY!, nodeName);
   // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within

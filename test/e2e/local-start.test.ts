@@ -81,9 +81,21 @@ test(
         const r = await call<{ data: unknown[] }>(first.url, `/v1/jobs/${jobId}/checkpoints`, token);
         return r.data.length > 0;
       });
+      // A second npm start beside it stops at once on the port, touching nothing: it used to take
+      // the running API for its own, release the running worker's node (requeueing this job) and
+      // start a second set of services against the same database.
+      await assert.rejects(launch(), /127\.0\.0\.1:\d+ is in use: is Timeshare already running/);
+      const job = await call<{ status: string }>(first.url, `/v1/jobs/${jobId}`, token);
+      assert.equal(job.status, 'running', 'the job ran on, its node untouched');
+      const nodes = await call<{ data: { status: string }[] }>(first.url, '/v1/nodes', adminKey);
+      assert.deepEqual(
+        nodes.data.map((n) => n.status),
+        ['ready'],
+      );
     } finally {
       assert.equal(await first.interrupt(), 0, first.output());
     }
+    assert.match(first.output(), /\[start\] stopped\n/);
     assert.doesNotMatch(first.output(), /report to control plane failed/);
 
     // Everything is down; the database tells what the drain left.
@@ -115,6 +127,20 @@ test(
       });
       assert.equal(running.data.resumedFromStep, saved);
       await call(second.url, `/v1/jobs/${jobId}/cancel`, token, {});
+      // The first session's node key is revoked as the second mints its own: one live key, not one per session.
+      const keys = await call<{ data: { name: string; revokedAt: string | null }[] }>(
+        second.url,
+        '/v1/node-keys',
+        adminKey,
+      );
+      assert.deepEqual(
+        keys.data.map((k) => ({ local: k.name.startsWith('local-worker '), live: k.revokedAt === null })),
+        [
+          { local: true, live: false },
+          { local: true, live: true },
+        ],
+        JSON.stringify(keys.data),
+      );
     } finally {
       assert.equal(await second.interrupt(), 0, second.output());
     }
