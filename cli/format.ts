@@ -1,8 +1,18 @@
 /** Human-readable lines for jobs and events. */
 import type { Job, JobEvent } from '../sdk/src/index.js';
 
+/** A job that still holds devices: a pause reaches it as a preemption notice, not at once. */
+const holdsDevices = (j: Job) => j.status === 'placed' || j.status === 'running';
+
 export function describeJob(j: Job): string[] {
   const lines = [`job ${j.id}  ${j.name}  ${j.status}`];
+  // A running job under a pause notice is paused too: its status alone would not say so.
+  if (j.pausedAt) {
+    const leaving = holdsDevices(j)
+      ? ' (it checkpoints and leaves its devices, then waits until resumed)'
+      : '';
+    lines.push(`  paused since ${j.pausedAt}${leaving}`);
+  }
   if (j.queuePosition != null) lines.push(`  queue position: ${j.queuePosition}`);
   if (j.estimatedStartAt) lines.push(`  estimated start: ${j.estimatedStartAt}`);
   if (j.waitReason) lines.push(`  waiting for: ${j.waitReason}`);
@@ -27,4 +37,25 @@ export function describeEvent(e: JobEvent): string {
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
   return `${e.createdAt}  #${e.id}  ${e.type}${details ? `  ${details}` : ''}`;
+}
+
+/**
+ * What `jobs pause|resume` did, from the job before and after: both routes answer the job whether
+ * or not the call changed it (they are idempotent), so `pausedAt` moving is what says it did.
+ */
+export function pauseOutcome(action: 'pause' | 'resume', before: Job, after: Job): string {
+  const changed = before.pausedAt !== after.pausedAt;
+  const job = `job ${after.id}`;
+  if (action === 'pause' && after.pausedAt) {
+    if (!changed) return `${job} was already paused since ${after.pausedAt} (${after.status}): nothing to do`;
+    const leaving = holdsDevices(after) ? ': it checkpoints and leaves its devices' : '';
+    return `${job} paused (${after.status})${leaving}`;
+  }
+  if (action === 'resume' && !after.pausedAt) {
+    return changed
+      ? `${job} resumed (${after.status})`
+      : `${job} was not paused (${after.status}): nothing to do`;
+  }
+  // Paused or resumed again by someone else between the two reads: say where it stands.
+  return `${job} ${after.pausedAt ? `paused since ${after.pausedAt}` : 'not paused'} (${after.status})`;
 }

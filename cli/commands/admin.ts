@@ -1,9 +1,15 @@
-/** `timeshare admin …`: tenants, API keys, quotas, pools and nodes (needs the admin key). */
+/**
+ * `timeshare admin …`: tenants, API keys and quotas here; pools, nodes and jobs in admin-*.ts
+ * (needs the admin key).
+ */
 import type { Command } from 'commander';
 import { unwrap, type TimeshareClient } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
 import { parseInteger, parseNumber } from '../numeric-options.js';
 import { emit, table } from '../output.js';
+import { adminJobCommands } from './admin-jobs.js';
+import { adminNodeCommands } from './admin-nodes.js';
+import { adminPoolCommands } from './admin-pools.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -129,88 +135,7 @@ export function adminCommands(program: Command, ctx: () => Context): void {
       },
     );
 
-  admin
-    .command('pools')
-    .description('device pools')
-    .action(async () => {
-      const c = ctx();
-      const { data } = await unwrap((await c.admin()).GET('/v1/pools'));
-      emit(c, data, () =>
-        console.log(
-          table(
-            ['name', 'device type', 'nodes', 'devices'],
-            data.map((p) => [p.name, p.deviceType, p.nodes, p.devices]),
-          ),
-        ),
-      );
-    });
-
-  const nodes = admin.command('nodes').description('worker nodes');
-  nodes.command('list').action(async () => {
-    const c = ctx();
-    const { data } = await unwrap((await c.admin()).GET('/v1/nodes'));
-    emit(c, data, () =>
-      console.log(
-        table(
-          ['id', 'name', 'pool', 'status', 'devices', 'last heartbeat'],
-          data.map((n) => [n.id, n.name, n.pool, n.status, n.devices.length, n.lastHeartbeatAt]),
-        ),
-      ),
-    );
-  });
-  nodes
-    .command('timeline <node>')
-    .description("a node's device-lock timeline: who held each device, when, in which stage")
-    .action(async (id: string) => {
-      const c = ctx();
-      const { data } = await unwrap(
-        (await c.admin()).GET('/v1/nodes/{id}/timeline', { params: { path: { id } } }),
-      );
-      emit(c, data, () =>
-        console.log(
-          table(
-            ['device', 'job', 'stage', 'start', 'end', 'reason'],
-            data.map((i) => [i.device, i.job, i.stage, i.start, i.end, i.reason]),
-          ),
-        ),
-      );
-    });
-  nodes
-    .command('key <name>')
-    .description('create a node key for a worker daemon (TIMESHARE_NODE_KEY; shown once)')
-    .action(async (name: string) => {
-      const c = ctx();
-      // The route reads an optional `name` that its OpenAPI entry does not declare yet.
-      const k = await unwrap((await c.admin()).POST('/v1/node-keys', { body: { name } as never }));
-      emit(c, k, () => console.log(`node key ${k.id}\nTIMESHARE_NODE_KEY=${k.apiKey}`));
-    });
-  nodes
-    .command('keys')
-    .description('node keys, oldest first, revoked ones too: their ids for `revoke-key`, no secrets')
-    .option('--limit <n>', 'at most this many', parseInteger, 20)
-    .option('--after <cursor>', 'the nextCursor of a previous page')
-    .action(async (opts: { limit: number; after?: string }) => {
-      const c = ctx();
-      const page = await unwrap((await c.admin()).GET('/v1/node-keys', { params: { query: opts } }));
-      emit(c, page, () => {
-        console.log(
-          table(
-            ['id', 'name', 'prefix', 'created', 'last used', 'revoked'],
-            page.data.map((k) => [k.id, k.name, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt]),
-          ),
-        );
-        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
-      });
-    });
-  nodes
-    .command('revoke-key <keyId>')
-    .description(
-      'revoke a node key: it mints no more tokens (the one a daemon holds expires on its own; ' +
-        '`POST /v1/nodes/{id}/release` cuts it off its node at once)',
-    )
-    .action(async (keyId: string) => {
-      const c = ctx();
-      await unwrap((await c.admin()).DELETE('/v1/node-keys/{id}', { params: { path: { id: keyId } } }));
-      emit(c, { revoked: keyId }, () => console.log(`revoked node key ${keyId}`));
-    });
+  adminPoolCommands(admin, ctx);
+  adminNodeCommands(admin, ctx);
+  adminJobCommands(admin, ctx);
 }

@@ -1,11 +1,12 @@
 /**
  * `timeshare checkpoints list|download`. A download goes to `<file>.part` first and resumes from
- * its length with `Range`; the whole file's sha256 (the part already there included) must equal
- * the one the API recorded before it is renamed into place.
+ * its length with `Range` (and `If-Range`: the checkpoint's ETag, so that a changed file comes
+ * whole) when the part's sidecar says it holds this checkpoint (partial-download.ts); the whole
+ * file's sha256 (the part already there included) must equal the one the API recorded before it is
+ * renamed into place.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, stat, unlink } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -15,13 +16,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { TimeshareError, unwrap, type Checkpoint } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
 import { emit, table } from '../output.js';
-
-async function sizeOf(file: string): Promise<number> {
-  return stat(file).then(
-    (s) => s.size,
-    () => 0,
-  );
-}
+import { claimPart, discardPart, finishPart, resumablePart } from '../partial-download.js';
 
 async function hashFile(file: string, hash: ReturnType<typeof createHash>): Promise<void> {
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
@@ -69,20 +64,23 @@ export function checkpointCommands(program: Command, ctx: () => Context): void {
         );
       const out = opts.output ?? `checkpoint-step${ck.step}.safetensors`;
       const part = `${out}.part`;
-      let have = await sizeOf(part);
-      if (have > ck.sizeBytes) {
-        await unlink(part);
-        have = 0;
-      }
+      const owner = { job, checkpoint: ck.id, sha256: ck.sha256 };
+      const found = await resumablePart(part, owner, ck.sizeBytes);
+      let have = found.have;
+      if (found.stale && !c.json)
+        console.error(`${part} is not a download of checkpoint ${ck.id}: starting over`);
+      await claimPart(part, owner);
       const hash = createHash('sha256');
       if (have < ck.sizeBytes) {
+        // The content route's ETag is the quoted sha256: a range of any other file comes whole.
         const res = await client.GET('/v1/jobs/{id}/checkpoints/{checkpointId}/content', {
           params: { path: { id: job, checkpointId: ck.id } },
-          headers: have > 0 ? { Range: `bytes=${have}-` } : {},
+          headers: have > 0 ? { Range: `bytes=${have}-`, 'If-Range': `"${ck.sha256}"` } : {},
           parseAs: 'stream',
         });
         if (!res.response.ok || !res.data) throw TimeshareError.from(res.response.status, res.error);
-        // A server that ignores Range sends the whole file: start over rather than append it.
+        // A server that ignores Range, or a file other than the If-Range one, comes whole: start
+        // over rather than append it.
         if (have > 0 && res.response.status !== 206) have = 0;
         if (have > 0) await hashFile(part, hash);
         const resumed = have;
@@ -116,10 +114,10 @@ export function checkpointCommands(program: Command, ctx: () => Context): void {
       const sha256 = hash.digest('hex');
       if (sha256 !== ck.sha256) {
         // A corrupt part is useless for resuming: remove it so the next try starts clean.
-        await unlink(part).catch(() => undefined);
+        await discardPart(part);
         throw new CliError('checksum_mismatch', `sha256 ${sha256} does not match the recorded ${ck.sha256}`);
       }
-      await rename(part, out);
+      await finishPart(part, out);
       emit(c, { ...ck, file: out, verified: true }, () =>
         console.log(`${out}  ${ck.sizeBytes} bytes  sha256 ${sha256} verified`),
       );

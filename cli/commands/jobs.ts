@@ -2,7 +2,7 @@
 import { Argument, type Command } from 'commander';
 import { unwrap, type Job, type JobSpec, type components } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
-import { describeJob } from '../format.js';
+import { describeJob, pauseOutcome } from '../format.js';
 import { parseInteger, parseNumber } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 import { readSpecFile } from '../spec-file.js';
@@ -45,12 +45,19 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       const c = ctx();
       const spec = (await readSpecFile(file)) as JobSpec;
       const client = await c.tenant();
-      const created = await unwrap(
-        client.POST('/v1/jobs', {
-          body: spec,
-          params: { header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {} },
-        }),
-      );
+      const answer = client.POST('/v1/jobs', {
+        body: spec,
+        params: { header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {} },
+      });
+      const created = await unwrap(answer);
+      // A replay answers with the job the key made before, as it is now: the same object either
+      // way, so that a script's retry reads what its first try would have. Whether anything was
+      // submitted is said on stderr (with --json too), where it changes no job object on stdout.
+      if ((await answer).response.headers.get('Idempotent-Replayed') === 'true') {
+        console.error(
+          `idempotency key ${opts.idempotencyKey} was used before: nothing new submitted, this is the job it made`,
+        );
+      }
       // The submit answer is written before the scheduler has looked; the job's own page carries
       // its queue position, ETA and wait reason as soon as they are known.
       const job = await getJob(c, created.id).catch(() => created);
@@ -121,10 +128,11 @@ export function jobCommands(program: Command, ctx: () => Context): void {
       .action(async (id: string) => {
         const c = ctx();
         const client = await c.tenant();
+        // The route answers the job whether or not this call changed it; its `pausedAt` before
+        // the call tells which, so that a repeat says so rather than reading like a refusal.
+        const before = await getJob(c, id);
         const job = await unwrap(client.POST(`/v1/jobs/{id}/${action}`, { params: { path: { id } } }));
-        emit(c, job, () =>
-          console.log(`job ${job.id} ${job.pausedAt ? 'paused' : 'not paused'} (${job.status})`),
-        );
+        emit(c, job, () => console.log(pauseOutcome(action, before, job)));
       });
   }
 

@@ -76,7 +76,7 @@ test(
     assert.equal(logs.code, 0, logs.stderr);
     const lines = logs.stdout.trim().split('\n');
     assert.match(lines[0]!, /job\.queued/);
-    assert.match(lines[lines.length - 1]!, /job\.succeeded +status=succeeded/);
+    assert.match(lines[lines.length - 1]!, /job\.succeeded .*\bstatus=succeeded/);
     assert.ok(lines.some((l) => /job\.running/.test(l)));
 
     const got = JSON.parse((await runCli(['--json', 'jobs', 'get', job.id], env)).stdout);
@@ -104,11 +104,14 @@ test(
     assert.match(dl.stdout, new RegExp(`sha256 ${latest.sha256} verified`));
     assert.equal(await sha256(out), latest.sha256);
 
-    // Half a file left by an interrupted download: the next one asks only for the rest.
+    // Half a file left by an interrupted download of this checkpoint (its sidecar says so): the
+    // next one asks only for the rest.
     const whole = await readFile(out);
     const resumedOut = path.join(home, 'resumed.safetensors');
     const half = Math.floor(whole.length / 2);
+    const owner = JSON.stringify({ job: job.id, checkpoint: latest.id, sha256: latest.sha256 });
     await writeFile(`${resumedOut}.part`, whole.subarray(0, half));
+    await writeFile(`${resumedOut}.part.json`, owner);
     const resumed = await runCli(['checkpoints', 'download', job.id, latest.id, '-o', resumedOut], env);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, new RegExp(`resumed from byte ${half}`));
@@ -117,10 +120,12 @@ test(
     // A corrupt partial file fails the check, exits non-zero and is removed.
     const corrupt = path.join(home, 'corrupt.safetensors');
     await writeFile(`${corrupt}.part`, Buffer.alloc(half, 7));
+    await writeFile(`${corrupt}.part.json`, owner);
     const bad = await runCli(['checkpoints', 'download', job.id, latest.id, '-o', corrupt], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /error: checksum_mismatch/);
     await assert.rejects(stat(`${corrupt}.part`));
+    await assert.rejects(stat(`${corrupt}.part.json`));
     await assert.rejects(stat(corrupt));
   },
 );

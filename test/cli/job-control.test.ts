@@ -1,12 +1,14 @@
 /**
  * `timeshare jobs pause|resume|priority` against an API server, with a round of the real scheduler
- * after each (no nodes): a paused job leaves the pool's queue and reads as paused; resumed, it is
- * back; a raised priority moves a job ahead of its tenant's older ones.
+ * after each (no nodes but one, for a job placed by hand): a paused job leaves the pool's queue and
+ * reads as paused; resumed, it is back; each says whether it changed anything; a raised priority
+ * moves a job ahead of its tenant's older ones.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultPolicy } from '../../scheduler/core/policy.js';
 import { publishQueueViews } from '../helpers/queue-views.js';
+import { placeOnNode, registerTestNode } from '../helpers/test-node.js';
 import { useCliFixture } from './cli-fixture.js';
 import { runCli } from './run-cli.js';
 
@@ -38,14 +40,46 @@ test('jobs pause takes a job out of the queue until jobs resume', async () => {
   assert.equal(paused.code, 0, paused.stderr);
   assert.equal(paused.stdout.trim(), `job ${id} paused (queued)`);
   assert.doesNotMatch(await queue(), new RegExp(id), 'a paused job is in no round');
-  assert.match((await runCli(['jobs', 'get', id], cli.env)).stdout, /waiting for: paused/);
+  const got = (await runCli(['jobs', 'get', id], cli.env)).stdout;
+  assert.match(got, /waiting for: paused/);
   const json = await runCli(['jobs', 'pause', id, '--json'], cli.env);
-  assert.ok(JSON.parse(json.stdout).pausedAt, json.stdout);
+  const pausedAt = JSON.parse(json.stdout).pausedAt as string;
+  assert.ok(pausedAt, json.stdout);
+  assert.match(got, new RegExp(`^ {2}paused since ${pausedAt}$`, 'm'));
+  // Again: the route answers the same job; the CLI says that nothing changed, and since when.
+  const again = await runCli(['jobs', 'pause', id], cli.env);
+  assert.equal(again.stdout.trim(), `job ${id} was already paused since ${pausedAt} (queued): nothing to do`);
 
   const resumed = await runCli(['jobs', 'resume', id], cli.env);
   assert.equal(resumed.code, 0, resumed.stderr);
-  assert.equal(resumed.stdout.trim(), `job ${id} not paused (queued)`);
+  assert.equal(resumed.stdout.trim(), `job ${id} resumed (queued)`);
   assert.match(await queue(), new RegExp(id));
+  assert.doesNotMatch((await runCli(['jobs', 'get', id], cli.env)).stdout, /paused/);
+  const twice = await runCli(['jobs', 'resume', id], cli.env);
+  assert.equal(twice.code, 0, twice.stderr);
+  assert.equal(twice.stdout.trim(), `job ${id} was not paused (queued): nothing to do`);
+  const resumedJson = await runCli(['jobs', 'resume', id, '--json'], cli.env);
+  assert.equal(JSON.parse(resumedJson.stdout).pausedAt, null, 'the API object as it is');
+});
+
+test('a placed job paused is paused too: pause and jobs get say it leaves its devices', async () => {
+  const id = (
+    await cli.t
+      .as(cli.h.http.post('/v1/jobs'))
+      .send({ name: 'placed', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  const node = await registerTestNode(cli.h, 'pause-node');
+  await placeOnNode(cli.h, node.id, id);
+  const paused = await runCli(['jobs', 'pause', id], cli.env);
+  assert.equal(paused.code, 0, paused.stderr);
+  assert.equal(paused.stdout.trim(), `job ${id} paused (placed): it checkpoints and leaves its devices`);
+  const got = await runCli(['jobs', 'get', id], cli.env);
+  assert.match(got.stdout, /^job \S+ {2}placed {2}placed$/m);
+  assert.match(
+    got.stdout,
+    /^ {2}paused since \S+ \(it checkpoints and leaves its devices, then waits until resumed\)$/m,
+  );
 });
 
 test("jobs priority raises a job ahead of its tenant's older one, and refuses an unknown level", async () => {
