@@ -12,7 +12,7 @@
  * allows only while it has promised those devices to nobody else, so they are never promised twice
  * (joining only hosts that outlive the joiner, the estimate told jobs that started by joining a
  * median half hour late; docs/simulator.md). Lent devices are not foreseen, so this errs late; a
- * job wider than every node gets null.
+ * job no node holds (wider than every node, or more memory a device than any has) gets null.
  */
 import { NodeFreeTimes } from './node-free-times.js';
 import { pairAdmits, switchFraction } from './cluster.js';

@@ -232,7 +232,9 @@ export function schedulePool(
 
   // Outside the loop: closures made per job cost a round of 10,000 jobs megabytes of garbage.
   const waitFor = (job: QueuedJob, plan: JobPlan, notBefore: number, reason: WaitReason) => {
-    waiting.push({ job, plan, reason, notBefore });
+    // A job no node of the pool holds is not foreseen (no estimate): the replay counts devices, not
+    // their memory, and told a job wanting more memory a device than any has that it starts now.
+    waiting.push({ job, plan, reason, notBefore: model.someNodeHolds(plan) ? notBefore : Infinity });
     if (reason !== 'quota' && reason !== 'crash_loop')
       highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
   };

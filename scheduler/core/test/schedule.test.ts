@@ -198,7 +198,7 @@ describe('schedule(): quotas and order', () => {
     assert.equal(view(d, 'b1')!.waitReason, 'quota');
   });
 
-  it('says a job no node can hold waits for capacity, even of a tenant at its share', () => {
+  it('says a job no node can hold waits for capacity with no estimate, even of a tenant at its share', () => {
     // a holds 2 of 4 devices, its share against b; its 8-device job and its job of 32 GiB a device
     // fit on no node (4 devices of 16 GiB), and its 1-device job is held by the share.
     const d = schedule(
@@ -224,6 +224,9 @@ describe('schedule(): quotas and order', () => {
     assert.equal(view(d, 'big-memory')!.waitReason, 'capacity');
     assert.equal(view(d, 'narrow')!.waitReason, 'fair_share');
     assert.equal(view(d, 'wide')!.estimatedStartAt, null);
+    // Nor one whose memory per device no device has: its estimate was "in a second" every round.
+    assert.equal(view(d, 'big-memory')!.estimatedStartAt, null);
+    assert.equal(view(d, 'big-memory')!.estimatedEndAt, null);
   });
 
   it('orders tenants by weighted dominant share, not by arrival', () => {
