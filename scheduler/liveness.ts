@@ -30,11 +30,15 @@ export async function sweepLostNodes(deps: {
   for (const node of lost.rows)
     logger.warn({ nodeId: node.id, name: node.name }, 'node lost: heartbeats stopped');
   if (deps.fault === 'crash_after_node_lost' && lost.rows.length) process.kill(process.pid, 'SIGKILL');
-  // Every lost node that still holds jobs, not only those lost just now: whoever marked a node lost
-  // (this sweep, an admin's release) may have died before requeueing, and nothing else would.
+  // Every lost node that still holds jobs, not only those lost just now: this sweep may have died
+  // before requeueing, and nothing else would. Only once the node has been silent for the timeout:
+  // an admin's release marks a node lost at once, and a daemon of its old key may still be running
+  // their processes, which stop themselves within that time (worker-node/supervision.ts).
   const holding = await pool.query(
     `SELECT DISTINCT n.id, n.name FROM nodes n JOIN jobs j ON j.node_id = n.id
-      WHERE n.status = 'lost' AND j.status IN ('placed', 'running')`,
+      WHERE n.status = 'lost' AND j.status IN ('placed', 'running')
+        AND n.last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)`,
+    [deps.timeoutMs],
   );
   let requeued = 0;
   for (const node of holding.rows)

@@ -17,6 +17,8 @@ export class ControlPlaneError extends Error {
     message: string,
     /** The error code of the answer's body (common/errors.ts), when it had one. */
     readonly code: string | null = null,
+    /** The answer's Retry-After, when it had one: the refusal is for now, not for good. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
   }
@@ -136,19 +138,37 @@ export class ControlPlaneClient {
       }
       if (!res.ok) {
         const text = await res.text();
+        const retryAfter = Number(res.headers.get('retry-after') ?? NaN);
         throw new ControlPlaneError(
           res.status,
           `${method} ${path} → ${res.status}: ${text}`,
           errorCodeOf(text),
+          Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : null,
         );
       }
       return res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>);
     }
   }
 
-  async register(req: RegisterNode & { devices: DeviceReport[] }): Promise<string> {
-    const res = await this.authed('POST', '/v1/nodes/register', req);
-    return res.id as string;
+  /**
+   * Registers the node. A node an admin released answers 409 with Retry-After while the runs of its
+   * old key are fenced (up to the node timeout after its last heartbeat): this waits them out.
+   */
+  async register(
+    req: RegisterNode & { devices: DeviceReport[] },
+    onWait: (err: ControlPlaneError) => void = () => undefined,
+  ): Promise<string> {
+    for (;;) {
+      try {
+        const res = await this.authed('POST', '/v1/nodes/register', req);
+        return res.id as string;
+      } catch (err) {
+        if (!(err instanceof ControlPlaneError) || err.status !== 409 || err.retryAfterSeconds === null)
+          throw err;
+        onWait(err);
+        await new Promise((r) => setTimeout(r, Math.max(200, err.retryAfterSeconds! * 1000)));
+      }
+    }
   }
 
   async assignments(nodeId: string): Promise<Assignment[]> {

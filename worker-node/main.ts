@@ -69,12 +69,15 @@ async function main(): Promise<void> {
   if (left) logger.info({ reports: left }, 'sending reports an earlier run left in the outbox');
   while ((await outbox.idle(60_000)) > 0)
     logger.warn({ reports: outbox.pending }, 'outbox not delivered yet');
-  const nodeId = await client.register({
-    name: config.TIMESHARE_NODE_NAME,
-    pool: config.TIMESHARE_POOL,
-    deviceType: gpus ? 'cuda' : 'cpu-virtual',
-    devices,
-  });
+  const nodeId = await client.register(
+    {
+      name: config.TIMESHARE_NODE_NAME,
+      pool: config.TIMESHARE_POOL,
+      deviceType: gpus ? 'cuda' : 'cpu-virtual',
+      devices,
+    },
+    (err) => logger.warn({ err: err.message }, 'node registration refused for now; retrying'),
+  );
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
   const lease = new HeartbeatLease(supervision);

@@ -46,10 +46,9 @@ export function sendError(res: ServerResponse, err: unknown, log: Logger, reqId:
     res.end();
     return;
   }
-  if (apiErr.code === 'rate_limited' || apiErr.code === 'unavailable') {
-    const wait = apiErr.details.retryAfterSeconds;
-    res.setHeader('Retry-After', String(typeof wait === 'number' ? wait : 1));
-  }
+  const wait = apiErr.details.retryAfterSeconds;
+  if (typeof wait === 'number') res.setHeader('Retry-After', String(wait));
+  else if (apiErr.code === 'rate_limited' || apiErr.code === 'unavailable') res.setHeader('Retry-After', '1');
   sendJson(res, apiErr.status, apiErr.toBody());
 }
 

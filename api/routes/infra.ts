@@ -195,6 +195,23 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
         INSERT INTO pools (name, device_type) VALUES (${body.pool}, ${body.deviceType})
         ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`;
       if (!pool) throw new Error('pool upsert returned nothing');
+      // A released node's runs stay its own until the scheduler requeues them, once the node has been
+      // silent for the node timeout (scheduler/liveness.ts): a daemon of the old key may still be
+      // running them, and stops them itself within that time. Registered now, a new daemon would be
+      // assigned a placed one beside it. Locked, so the requeue and this registration do not cross.
+      const [fenced] = await tx.$queryRaw<{ id: string }[]>`
+        SELECT n.id FROM nodes n
+         WHERE n.name = ${body.name} AND n.key_id IS NULL
+           AND EXISTS (SELECT 1 FROM jobs j WHERE j.node_id = n.id AND j.status IN ('placed', 'running'))
+           FOR UPDATE OF n`;
+      if (fenced)
+        throw new ApiError(
+          'conflict',
+          `node ${body.name} was released and still holds its old key's runs; they go back to the queue once ` +
+            'the node has been silent for the node timeout (a daemon still running them stops them by then): retry after that',
+          'name',
+          { retryAfterSeconds: 1 },
+        );
       // A node belongs to the key that registered it: another key may take the name only after an
       // admin released the node (key_id NULL). One statement, so two keys racing cannot both win.
       const [n] = await tx.$queryRaw<{ id: string; name: string }[]>`
@@ -287,8 +304,11 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     operationId: 'releaseNode',
     summary: 'Unbind a node from the node key that registered it, so that another key may register it',
     description:
-      'For a machine whose key was lost or replaced. The old key can no longer act for the node; ' +
-      'its jobs go back to the queue and the node is `lost` until a daemon registers it again.',
+      'For a machine whose key was lost or replaced. The old key can no longer act for the node, and the node is ' +
+      '`lost` until a daemon registers it again. Its jobs go back to the queue once the node has been silent for the ' +
+      'node timeout (TIMESHARE_NODE_TIMEOUT_MS, counted from its last accepted heartbeat): a daemon of the old key ' +
+      'that still runs them stops them within that time, so a job never runs beside its requeued self. Until then ' +
+      'a registration of the node answers 409 with Retry-After.',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }) },
     responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), released: z.literal(true) })) },
@@ -303,7 +323,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       )
       .then((q) => q.rows);
     if (!n) throw notFound('node');
-    await requeueNodeJobs({ ...deps, pool: deps.db.pool }, n.id, 'node_lost', `node ${n.name} released`);
+    // Its runs are requeued by the scheduler's liveness sweep, fenced by the node timeout (above).
     req.log.info({ nodeId: n.id }, 'node released');
     res.json({ id: n.id, name: n.name, released: true });
   });

@@ -19,6 +19,7 @@ import {
 import { startHarness, type Harness } from '../helpers/api-harness.js';
 import { freePort } from '../helpers/processes.js';
 import { placeOnNode } from '../helpers/test-node.js';
+import { sweepLostNodes } from '../../scheduler/liveness.js';
 
 let h: Harness;
 let client: ControlPlaneClient;
@@ -99,4 +100,38 @@ test('after an API restart with another signing secret the node exchanges its ke
   );
   assert.ok(err instanceof ControlPlaneError && err.status === 401, String(err));
   assert.equal(isFinalAnswer(err), true);
+});
+
+test('a daemon registering a node an admin released waits until its old runs are requeued', async () => {
+  const oldKey = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'old' }).expect(201);
+  const old = new ControlPlaneClient(h.api.url, oldKey.body.apiKey);
+  const released = await old.register({ name: 'released', devices });
+  const t = await h.createTenant();
+  const jobId = (
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name: 'held', workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  const queueSeq = await placeOnNode(h, released, jobId);
+  assert.equal(await old.jobStarted(released, jobId, { queueSeq, resumedFromStep: null }), true);
+  await h.admin(h.http.post(`/v1/nodes/${released}/release`)).expect(200);
+
+  const newKey = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'new' }).expect(201);
+  const waits: ControlPlaneError[] = [];
+  const registering = new ControlPlaneClient(h.api.url, newKey.body.apiKey).register(
+    { name: 'released', devices },
+    (err) => waits.push(err),
+  );
+  while (waits.length < 2) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(waits[0]!.status, 409);
+  assert.equal(waits[0]!.retryAfterSeconds, 1);
+  // The node has been silent for the timeout: the sweep requeues its run, and the wait ends.
+  await h.api.deps.db.pool.query(
+    `UPDATE nodes SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`,
+    [released],
+  );
+  assert.equal(await sweepLostNodes({ ...h.api.deps, pool: h.api.deps.db.pool, timeoutMs: 15_000 }), 1);
+  assert.equal(await registering, released);
+  assert.equal((await t.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body.status, 'queued');
 });

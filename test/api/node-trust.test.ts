@@ -11,6 +11,7 @@ import path from 'node:path';
 import type request from 'supertest';
 import { checkpointModelKey } from '../../common/storage/index.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { sweepLostNodes } from '../../scheduler/liveness.js';
 
 type As = (r: request.Test) => request.Test;
 
@@ -198,12 +199,31 @@ describe('node identity', () => {
     const job = await acme.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200);
     assert.equal(job.body.status, 'running', 'the refused registration requeued nothing');
     await owner(h.http.post('/v1/nodes/register')).send(reg).expect(200);
+    // Registering again (a restarted daemon: its job processes died with it) requeued that run.
+    assert.equal((await acme.as(h.http.get(`/v1/jobs/${jobId}`))).body.status, 'queued');
+    const held = await submit(acme, 'held-run');
+    await placeAndStart(owner, nodeId, held);
 
     await acme.as(h.http.post(`/v1/nodes/${nodeId}/release`)).expect(403);
     const released = await h.admin(h.http.post(`/v1/nodes/${nodeId}/release`)).expect(200);
     assert.deepEqual(released.body, { id: nodeId, name: 'bound-node', released: true });
     await owner(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(404);
-    assert.equal((await acme.as(h.http.get(`/v1/jobs/${jobId}`))).body.status, 'queued');
+    // The owner's daemon may still be running the job: it stays the node's, and no key registers
+    // the node, until the node has been silent for the node timeout (its job process stops itself
+    // by then). Requeued at once, it ran beside its requeued self for seconds (a QA pass saw 7.5 s).
+    const sweep = () => sweepLostNodes({ ...h.api.deps, pool: h.api.deps.db.pool, timeoutMs: 60_000 });
+    assert.equal(await sweep(), 0, 'fenced: heartbeats stopped less than the timeout ago');
+    assert.equal((await acme.as(h.http.get(`/v1/jobs/${held}`))).body.status, 'running');
+    const fenced = await intruder(h.http.post('/v1/nodes/register')).send(reg).expect(409);
+    assert.equal(fenced.body.error.code, 'conflict');
+    assert.match(fenced.body.error.message, /was released and still holds its old key's runs/);
+    assert.equal(fenced.headers['retry-after'], '1');
+    await h.api.deps.db.pool.query(
+      `UPDATE nodes SET last_heartbeat_at = now() - interval '61 seconds' WHERE id = $1`,
+      [nodeId],
+    );
+    assert.equal(await sweep(), 1);
+    assert.equal((await acme.as(h.http.get(`/v1/jobs/${held}`))).body.status, 'queued');
     const moved = await intruder(h.http.post('/v1/nodes/register')).send(reg).expect(200);
     assert.equal(moved.body.id, nodeId);
     await intruder(h.http.get(`/v1/nodes/${nodeId}/assignments`)).expect(200);
