@@ -3,8 +3,8 @@
  * in Express matters: request id + logging, metrics, the dashboard's static files (/ui), auth
  * (identifies the caller; rejects only a credential that is present and invalid), the route gate
  * (path decodes, per-address limit without credentials, 404/405, 401 where credentials are needed),
- * per-principal rate limit, body parsing with a size limit for routes that declare a body, routes,
- * JSON 404, the one error handler.
+ * per-principal rate limit, body parsing (JSON only, json-body.ts) with a size limit for routes that
+ * declare a body, routes, JSON 404, the one error handler.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -12,7 +12,8 @@ import { requestLog } from './http/request-log.js';
 import { authenticate, identifier } from './auth/middleware.js';
 import { errorHandler, notFoundRoute } from './http/errors.js';
 import { createRateLimiter, rateLimit } from './http/rate-limit.js';
-import { declaredBody, routeGate } from './http/route-gate.js';
+import { routeGate } from './http/route-gate.js';
+import { jsonBody } from './http/json-body.js';
 import { compileRoutes, routesOf } from './http/route-table.js';
 import { refuseNul } from './http/nul-guard.js';
 import { submitFastPath, type FastPathParts } from './http/submit-fast-path.js';
@@ -63,16 +64,13 @@ function createApp(deps: ApiDeps, parts: FastPathParts): express.Express {
   app.use(routeGate(compileRoutes(routesOf(registry)), parts.addressLimiter));
   app.use(rateLimit(parts.limiter));
   app.use(
-    declaredBody(
-      express.json({
-        limit: deps.config.TIMESHARE_BODY_LIMIT,
-        strict: false,
-        // body-parser parses in its own scope: the text is checked here, the parsed body below.
-        verify: (req, _res, buf) => {
-          (req as express.Request).bodyText = buf;
-        },
-      }),
-    ),
+    jsonBody({
+      limit: deps.config.TIMESHARE_BODY_LIMIT,
+      // body-parser parses in its own scope: the text is checked here, the parsed body below.
+      verify: (req, buf) => {
+        req.bodyText = buf;
+      },
+    }),
   );
   app.use((req, _res, next) => {
     if (req.bodyText) refuseNul(req.bodyText, req.body);

@@ -187,7 +187,13 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
     const result = await loop.run();
     await Promise.all(pending);
     if (result.outcome === 'cancelled') await send({ t: 'cancelled' });
-    else await send({ t: 'finished', outcome: result.outcome, error: result.error });
+    else
+      await send({
+        t: 'finished',
+        outcome: result.outcome,
+        error: result.error,
+        reason: result.reason ?? null,
+      });
   } finally {
     const now = loop.engines();
     await now.engine.close().catch(() => undefined);

@@ -13,6 +13,7 @@ import type { StorageConfig } from '../common/storage/index.js';
 import type { Assignment } from './control-plane-client.js';
 import type { ControlAction, DaemonToRunner, RunnerStart, RunnerToDaemon } from './messages.js';
 import type { ReportOutbox } from './report-outbox.js';
+import { crashMessage } from './crash-message.js';
 import { SpareRunner } from './spare-runner.js';
 import { LAPSED_EXIT_CODE } from './supervision.js';
 
@@ -223,10 +224,16 @@ export class JobSupervisor {
               kind: 'finish',
               nodeId,
               jobId: a.jobId,
-              body: { queueSeq, outcome: m.outcome, error: m.error },
+              // Why a success ended where it did (node protocol 3); other outcomes have none.
+              body: {
+                queueSeq,
+                outcome: m.outcome,
+                error: m.error,
+                ...(m.reason ? { reason: m.reason } : {}),
+              },
             }),
           );
-          this.logger.info({ jobId: a.jobId, outcome: m.outcome }, 'job run ended');
+          this.logger.info({ jobId: a.jobId, outcome: m.outcome, reason: m.reason }, 'job run ended');
           break;
         case 'occupancy':
           this.occupy(a.jobId, m.devices, m.bytes);
@@ -259,7 +266,7 @@ export class JobSupervisor {
           // Stopped because this daemon fell silent (it lost the control plane, or was paused):
           // the platform ended the run, and it costs the job none of its attempts.
           const lapsed = code === LAPSED_EXIT_CODE;
-          const error = `job process exited with ${signal ?? `code ${code}`}: ${r.stderr.trim().split('\n').slice(-5).join(' | ')}`;
+          const error = crashMessage(code, signal, r.stderr);
           if (lapsed) this.logger.warn({ jobId: a.jobId }, 'job process stopped: its daemon lost contact');
           else {
             this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');

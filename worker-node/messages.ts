@@ -5,7 +5,13 @@
  */
 import type { StageProfileReport, SavedCheckpoint } from '../common/jobs/reports.js';
 import type { JobSpec } from '../common/job-spec.js';
-import type { NodeJobEvent, NodeOutcome, Placement, WireMetricPoint } from '../common/node-protocol/index.js';
+import type {
+  FinishReason,
+  NodeJobEvent,
+  NodeOutcome,
+  Placement,
+  WireMetricPoint,
+} from '../common/node-protocol/index.js';
 import type { StorageConfig } from '../common/storage/index.js';
 
 export interface RunnerStart {
@@ -37,6 +43,13 @@ export type DaemonToRunner = RunnerStart | { t: ControlAction } | { t: 'alive' }
 /** What a job process can report; `crashed` is the daemon's verdict on a child that died. */
 export type Outcome = Exclude<NodeOutcome, 'crashed'>;
 
+/** How a job process's run ended; `reason` says why a `succeeded` one ended where it did. */
+export interface RunEnd {
+  outcome: Outcome | 'cancelled';
+  error: string | null;
+  reason?: FinishReason | null;
+}
+
 export type RunnerToDaemon =
   | { t: 'started'; resumedFromStep: number | null }
   | {
@@ -52,7 +65,7 @@ export type RunnerToDaemon =
     }
   /** The daemon adds the run (`queueSeq`) when it relays it: a job process runs one run only. */
   | ({ t: 'checkpoint' } & SavedCheckpoint)
-  | { t: 'finished'; outcome: Outcome; error: string | null }
+  | { t: 'finished'; outcome: Outcome; error: string | null; reason?: FinishReason | null }
   | { t: 'cancelled' }
   /** Device indexes on this node and the bytes the job holds on each now. */
   | { t: 'occupancy'; devices: number[]; bytes: number };

@@ -20,12 +20,12 @@ import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
 import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
 import { LeaseKeeper, WaiterExpiredError } from '../common/device-lock/index.js';
 import type { SavedCheckpoint, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
-import type { NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
+import type { FinishReason, NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
 import type { BalanceDecision, BalancerConfig } from './balancer.js';
 import { movedStages } from './balancer.js';
 import { ReactiveBalancer } from './reactive-balancer.js';
 import { swapEngines, type EngineFactory } from './rebalance-move.js';
-import type { Outcome, RunnerStart } from './messages.js';
+import type { Outcome, RunEnd, RunnerStart } from './messages.js';
 import { MicroBatchPipe } from './micro-batch-pipe.js';
 import { WorkClock } from './work-clock.js';
 import { addStaleness, noStaleness, stalenessMetrics, stalenessOf } from '../common/staleness.js';
@@ -291,7 +291,7 @@ export class StageLoop {
     return null;
   }
 
-  async run(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+  async run(): Promise<RunEnd> {
     const w = this.d.start.spec.workflow;
     const trainDevices = this.spatial ? this.halves.train : this.devices;
     if (!this.d.start.resume && w.warmup.maxSteps > 0) {
@@ -322,7 +322,7 @@ export class StageLoop {
   }
 
   /** Temporal: each step generates and trains in one native call while holding all the job's devices. */
-  private async runTemporal(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+  private async runTemporal(): Promise<RunEnd> {
     const w = this.d.start.spec.workflow;
     const partialTail = this.d.start.placement.partialTail ?? 0;
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
@@ -370,9 +370,10 @@ export class StageLoop {
       if (result === null) return this.stop();
       this.completedStep = step;
       if (result.checkpoint) this.record(result.checkpoint);
-      if (result.done) return { outcome: 'succeeded', error: null };
+      if (result.done) return { outcome: 'succeeded', error: null, reason: result.done };
     }
-    return { outcome: 'succeeded', error: null };
+    // Resumed from a checkpoint of its last step: nothing was left to run.
+    return { outcome: 'succeeded', error: null, reason: 'steps_completed' };
   }
 
   /**
@@ -390,7 +391,7 @@ export class StageLoop {
    * on the new sets under one hold of all the job's devices (rebalance-move.ts), and generation
    * resumes from the micro-batch it would have produced next.
    */
-  private async runSpatial(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+  private async runSpatial(): Promise<RunEnd> {
     const w = this.d.start.spec.workflow;
     const shm = `/ts-${this.d.start.jobId.slice(0, 8)}-${process.pid}`;
     const published = await this.hold(
@@ -494,7 +495,7 @@ export class StageLoop {
       let stepStarted = performance.now();
       for (let step = this.completedStep + 1; step <= w.steps; step++) {
         const acc = { seconds: 0, staleness: noStaleness(), inflight: 0, overlap: 0 };
-        let result: { checkpoint: SavedCheckpoint | null; done: boolean } | null = null;
+        let result: { checkpoint: SavedCheckpoint | null; done: FinishReason | null } | null = null;
         for (let index = 0; index < microBatches; index++) {
           const waitFrom = performance.now();
           const mb = await pipe.take();
@@ -527,7 +528,7 @@ export class StageLoop {
               acc.seconds += micro.seconds + (applied?.seconds ?? 0);
               acc.overlap += generating.overlap(t0, performance.now());
               const measured = { profile: micro.profile, tokens: micro.tokens, batch: rollouts.batch };
-              if (!last) return { value: { checkpoint: null, done: false }, ...measured };
+              if (!last) return { value: { checkpoint: null, done: null }, ...measured };
               await learner.publishWeights(shm);
               pipe.published(step);
               const now = performance.now();
@@ -549,7 +550,7 @@ export class StageLoop {
         }
         this.completedStep = step;
         if (result!.checkpoint) this.record(result!.checkpoint);
-        if (result!.done) return { outcome: 'succeeded', error: null };
+        if (result!.done) return { outcome: 'succeeded', error: null, reason: result!.done };
         if (!balancer) continue;
 
         // The reactive balancer, at the step boundary.
@@ -570,7 +571,7 @@ export class StageLoop {
         stepStarted = performance.now();
         producer = startProducing(next);
       }
-      return { outcome: 'succeeded', error: null };
+      return { outcome: 'succeeded', error: null, reason: 'steps_completed' };
     } finally {
       signal.removeEventListener('abort', closeOnStop);
       pipe.close();
@@ -628,13 +629,14 @@ export class StageLoop {
 
   /**
    * Metrics, evaluation, the stopping rule and the checkpoint of a trained step; runs while the
-   * trainer's devices are held (evaluation and saving need its state on them).
+   * trainer's devices are held (evaluation and saving need its state on them). `done` is why the
+   * job ends at this step (its finish report says so), null while it goes on.
    */
   private async afterTrain(
     step: number,
     stats: StepStats,
     extra: MetricPoint[],
-  ): Promise<{ checkpoint: SavedCheckpoint | null; done: boolean }> {
+  ): Promise<{ checkpoint: SavedCheckpoint | null; done: FinishReason | null }> {
     const w = this.d.start.spec.workflow;
     const isLast = step === w.steps;
     const metrics: MetricPoint[] = [
@@ -660,7 +662,14 @@ export class StageLoop {
       w.targetReward !== undefined && this.recentRewards.length === 3 && rewardAvg >= w.targetReward;
     const reachedAccuracy =
       w.targetAccuracy !== undefined && accuracy !== null && accuracy >= w.targetAccuracy;
-    const done = isLast || reachedReward || reachedAccuracy;
+    // A target met on the last step is still why it stopped: it would have stopped there anyway.
+    const done: FinishReason | null = reachedAccuracy
+      ? 'target_accuracy'
+      : reachedReward
+        ? 'target_reward'
+        : isLast
+          ? 'steps_completed'
+          : null;
     if (done && accuracy === null) await evaluate();
     const checkpoint =
       done || step % w.checkpointEvery === 0 ? await this.d.saveCheckpoint(step, this.learner) : null;
@@ -668,7 +677,7 @@ export class StageLoop {
     return { checkpoint, done };
   }
 
-  private async stop(): Promise<{ outcome: Outcome | 'cancelled'; error: string | null }> {
+  private async stop(): Promise<RunEnd> {
     const outcome = this.stopOutcome()!;
     // A step abandoned between micro-batches: its partial gradient goes; the checkpoint below is
     // of the last completed step, whose weights accumulation never touched.

@@ -89,6 +89,11 @@ export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'opera
 export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration): void {
   const { auth = true, perAddress = false, errors = [], ...config } = route;
   const body = config.request?.body !== undefined;
+  // A declared body is required unless the route says otherwise (OpenAPI's default is the reverse):
+  // the server refuses its absence (json-body.ts), and the document says so.
+  const bodyRequired = body && config.request!.body!.required !== false;
+  if (bodyRequired)
+    config.request = { ...config.request, body: { ...config.request!.body!, required: true } };
   const codes: ErrorCode[] = [...everywhere, ...errors];
   const params = config.path.includes('{');
   const query = config.request?.query !== undefined;
@@ -104,6 +109,7 @@ export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration
     path: config.path,
     auth,
     body,
+    bodyRequired,
     query,
     perAddress,
   });

@@ -94,11 +94,3 @@ export function queryRefusal(url: string | undefined, entry: RouteEntry): ApiErr
   }
   return null;
 }
-
-/** Parses a body only for routes that declare one; others never read theirs. */
-export function declaredBody(parse: (req: Request, res: Response, next: NextFunction) => void) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (req.routeEntry?.body) return parse(req, res, next);
-    next();
-  };
-}

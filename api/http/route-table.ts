@@ -14,6 +14,8 @@ export interface RouteEntry {
   auth: boolean;
   /** Declares a request body (only those routes read one). */
   body: boolean;
+  /** The body must be sent (`required` not false in the declaration); json-body.ts refuses its absence. */
+  bodyRequired: boolean;
   /** Declares query parameters (their schema validates them); a route that declares none takes none. */
   query: boolean;
   /** Limited per client address even with credentials (the token exchange). */

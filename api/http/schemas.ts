@@ -110,6 +110,21 @@ export const nodeKeyListSchema = z
   .object({ data: z.array(nodeKeySchema), nextCursor: z.string().nullable() })
   .openapi('NodeKeyList');
 
+export const tenantKeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string().nullable(),
+    prefix: z.string().openapi({ description: 'The start of the key, to tell which one leaked' }),
+    createdAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable().openapi({ description: 'Last exchanged for a token' }),
+    revokedAt: z.iso.datetime().nullable(),
+  })
+  .openapi('TenantKey');
+
+export const tenantKeyListSchema = z
+  .object({ data: z.array(tenantKeySchema), nextCursor: z.string().nullable() })
+  .openapi('TenantKeyList');
+
 export const tenantSchema = z
   .object({
     id: z.uuid(),
@@ -239,7 +254,12 @@ export const eventSchema = z
   .object({
     id: z.string(),
     type: z.string(),
-    data: z.record(z.string(), z.unknown()),
+    data: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "`status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry " +
+        '`attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; ' +
+        '`job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown)',
+    }),
     createdAt: z.iso.datetime(),
   })
   .openapi('JobEvent');

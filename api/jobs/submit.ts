@@ -15,6 +15,7 @@ import {
   type JobSpecInput,
 } from '../../common/job-spec.js';
 import { parseOrThrow } from '../http/validate.js';
+import { notJsonBody } from '../http/json-body.js';
 import { admitJob, noSuchCheckpoint, replayOf } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
 import { serializeJob, type JobRecord } from './serialize.js';
@@ -63,12 +64,8 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
   });
 
   return async (tenantId, body, rawKey) => {
-    // No parsed body: none was sent, or not as JSON (curl -d sends a form content type).
-    if (body === undefined)
-      throw new ApiError(
-        'invalid_request',
-        'send the job spec as a JSON body with Content-Type: application/json',
-      );
+    // No parsed body: the fast path read none (json-body.ts refuses the rest before the route).
+    if (body === undefined) throw notJsonBody(undefined, false);
     const requested = parseOrThrow(jobSpecSchema, body);
     let spec = requested;
     const idempotencyKey =

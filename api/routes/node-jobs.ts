@@ -185,7 +185,8 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '`lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler ' +
       'requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s ' +
       'fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as ' +
-      '`reason`); the run itself stays requeued.',
+      '`reason`); the run itself stays requeued. A `succeeded` finish may say why the run ended where it did ' +
+      '(`reason`, node protocol 3), shown in the `job.succeeded` event.',
     tags: ['nodes'],
     request: {
       params,
@@ -197,10 +198,10 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   });
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const { queueSeq, outcome, error } = nodeMessage(req, 'finish', finishBody);
+    const { queueSeq, outcome, error, reason } = nodeMessage(req, 'finish', finishBody);
     let t = isRequeueOutcome(outcome)
       ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
-      : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error);
+      : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error, reason);
     // The scheduler may have found the node lost first: the run is requeued, and this report shows
     // its node was alive, and whether the run ended by the job's fault (refund-lost-run.ts).
     if (!t) t = await refundLostRun(pool, jobId, nodeId, queueSeq, outcome);

@@ -13,6 +13,7 @@ import {
   quotaUpdateSchema,
   tenantCreatedSchema,
   tenantListSchema,
+  tenantKeyListSchema,
   tenantSchema,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
@@ -21,6 +22,7 @@ import type { ApiDeps } from '../deps.js';
 import { createApiKey, listNodeKeys, revokeApiKey, revokeNodeKey } from '../tenants/api-keys.js';
 import { createTenant } from '../tenants/create-tenant.js';
 import { findTenant } from '../tenants/find-tenant.js';
+import { listTenantKeys } from '../tenants/list-tenant-keys.js';
 import { listTenants } from '../tenants/list-tenants.js';
 import { updateQuota } from '../tenants/update-quota.js';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
@@ -51,6 +53,23 @@ const tenantView = (t: {
   weight: t.weight,
   createdAt: t.createdAt.toISOString(),
   quota: t.quota ? quotaView(t.quota) : null,
+});
+
+/** A key as the lists show it: never the secret or its hash. */
+const keyView = (k: {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}) => ({
+  id: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
 const idParams = z.object({ id: z.uuid() });
@@ -130,10 +149,32 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
 
   registerRoute(registry, {
+    method: 'get',
+    path: '/v1/tenants/{id}/keys',
+    operationId: 'listTenantKeys',
+    description:
+      "The tenant's API keys in creation order, revoked ones included, without their secret: find a key by " +
+      'its `prefix`, revoke it by its `id`. Pages of `limit`, the next one `after` the `nextCursor`.',
+    summary: "List a tenant's API keys (id, name, prefix, last use, revocation)",
+    tags: ['tenants'],
+    request: { params: idParams, query: pageQuery },
+    responses: { 200: json(tenantKeyListSchema) },
+  });
+  r.get('/v1/tenants/:id/keys', admin, async (req, res) => {
+    const q = parseOrThrow(pageQuery, req.query);
+    const t = await findTenant(prisma, req.params.id as string);
+    const keys = await listTenantKeys(prisma, t.id, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
+    const { data, nextCursor } = page(keys, q.limit, (k) => encodeCursor(k.createdAt.toISOString(), k.id));
+    res.json({ data: data.map(keyView), nextCursor });
+  });
+
+  registerRoute(registry, {
     method: 'delete',
     path: '/v1/tenants/{id}/keys/{keyId}',
     operationId: 'revokeTenantKey',
-    description: 'The key mints no more tokens; revoking a revoked key is a no-op.',
+    description:
+      'The key mints no more tokens; revoking a revoked key is a no-op. Find its id by its prefix in ' +
+      'GET /v1/tenants/{id}/keys.',
     summary: 'Revoke an API key (tokens already minted expire on their own)',
     tags: ['tenants'],
     request: { params: z.object({ id: z.uuid(), keyId: z.uuid() }) },
@@ -208,17 +249,7 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     const q = parseOrThrow(pageQuery, req.query);
     const keys = await listNodeKeys(prisma, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
     const { data, nextCursor } = page(keys, q.limit, (k) => encodeCursor(k.createdAt.toISOString(), k.id));
-    res.json({
-      data: data.map((k) => ({
-        id: k.id,
-        name: k.name,
-        prefix: k.prefix,
-        createdAt: k.createdAt.toISOString(),
-        lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-        revokedAt: k.revokedAt?.toISOString() ?? null,
-      })),
-      nextCursor,
-    });
+    res.json({ data: data.map(keyView), nextCursor });
   });
 
   registerRoute(registry, {

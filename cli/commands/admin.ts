@@ -16,10 +16,15 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Tenants are named by people and identified by the API: accept either. */
 async function tenantId(client: TimeshareClient, ref: string): Promise<string> {
   if (uuid.test(ref)) return ref;
-  const { data } = await unwrap(client.GET('/v1/tenants'));
-  const t = data.find((x) => x.name === ref);
-  if (!t) throw new CliError('not_found', `no tenant named ${ref}`);
-  return t.id;
+  // Every page: the first held only 20 tenants, and a name past them read as unknown.
+  let after: string | undefined;
+  do {
+    const page = await unwrap(client.GET('/v1/tenants', { params: { query: { limit: 100, after } } }));
+    const t = page.data.find((x) => x.name === ref);
+    if (t) return t.id;
+    after = page.nextCursor ?? undefined;
+  } while (after);
+  throw new CliError('not_found', `no tenant named ${ref}`);
 }
 
 export function adminCommands(program: Command, ctx: () => Context): void {
@@ -84,8 +89,37 @@ export function adminCommands(program: Command, ctx: () => Context): void {
       emit(c, k, () => console.log(`key ${k.id} (${k.prefix}…)\napi key (shown once): ${k.apiKey}`));
     });
   keys
+    .command('list <tenant>')
+    .description(
+      "a tenant's API keys (id or name), oldest first, revoked ones too: find a leaked key by its prefix, " +
+        'then `revoke` it by its id; no secrets',
+    )
+    .option('--limit <n>', 'at most this many', parseInteger, 20)
+    .option('--after <cursor>', 'the nextCursor of a previous page')
+    .action(async (ref: string, opts: { limit: number; after?: string }) => {
+      const c = ctx();
+      const client = await c.admin();
+      const page = await unwrap(
+        client.GET('/v1/tenants/{id}/keys', {
+          params: { path: { id: await tenantId(client, ref) }, query: opts },
+        }),
+      );
+      emit(c, page, () => {
+        console.log(
+          table(
+            ['id', 'name', 'prefix', 'created', 'last used', 'revoked'],
+            page.data.map((k) => [k.id, k.name, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt]),
+          ),
+        );
+        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
+      });
+    });
+  keys
     .command('revoke <tenant> <keyId>')
-    .description('revoke a key')
+    .description(
+      'revoke a key: it mints no more tokens (tokens already minted expire on their own); ' +
+        'find its id by its prefix with `timeshare admin keys list <tenant>`',
+    )
     .action(async (ref: string, keyId: string) => {
       const c = ctx();
       const client = await c.admin();

@@ -12,6 +12,7 @@
  *   before it started, still `placed`, counts too)
  */
 import type pg from 'pg';
+import type { FinishReason } from '../node-protocol/index.js';
 
 export interface Transitioned {
   job: Record<string, unknown> & {
@@ -42,7 +43,22 @@ export type { Placement } from '../node-protocol/index.js';
 export type RunSeq = number | null;
 const THIS_RUN = (param: string) => `(${param}::int IS NULL OR queue_seq = ${param}::int)`;
 
-/** placed → running on the node it was placed on; counts an attempt, and the run's minimum run time starts. */
+/**
+ * The runs that count toward `maxAttempts`, as `GET /v1/jobs/{id}` reports them (`countedAttempts`,
+ * api/jobs/serialize.ts), of the row a statement returns. Events carry it beside `attempt` (every
+ * run): a webhook consumer reading `attempt` 6 next to `maxAttempts` 3 took the job for past its
+ * last attempt when preemptions and drains had used none.
+ */
+const COUNTED_ATTEMPTS = 'GREATEST(attempts - interruptions, 0)';
+
+/**
+ * placed → running on the node it was placed on; counts an attempt, and the run's minimum run time
+ * starts. The error of an earlier run (a crash, a lost node) is cleared: `error` is what ended the
+ * job's last run, and a running job showed the one its previous run had ended with. Cleared here and
+ * not at placement: a placement is not yet a run (one interrupted before it starts uses no attempt,
+ * and the job waits again for the same reason), and the run's own end sets the error anew, so a
+ * final `failed` keeps the error that failed it.
+ */
 export function startJob(
   pool: pg.Pool,
   jobId: string,
@@ -54,15 +70,16 @@ export function startJob(
     pool,
     `WITH j AS (
        UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()),
-                       run_started_at = now(), updated_at = now(),
+                       run_started_at = now(), updated_at = now(), last_error = NULL,
                        -- The run goes on from the step it resumed from (0: from the start).
                        progress_step = coalesce($3::int, 0), progress_at = now(), pace_step = NULL, pace_at = NULL
         WHERE id = $1 AND node_id = $2 AND ${THIS_RUN('$4')} AND status = 'placed'
        RETURNING *
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
-       SELECT id, 'job.running', jsonb_build_object('status', 'running', 'attempt', attempts, 'nodeId', node_id,
-                                                   'resumedFromStep', $3::int) FROM j
+       SELECT id, 'job.running', jsonb_build_object('status', 'running', 'attempt', attempts,
+                                                   'countedAttempts', ${COUNTED_ATTEMPTS}, 'maxAttempts', max_attempts,
+                                                   'nodeId', node_id, 'resumedFromStep', $3::int) FROM j
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
@@ -70,7 +87,11 @@ export function startJob(
   );
 }
 
-/** running → succeeded | failed; frees the active-job and device counters. */
+/**
+ * running → succeeded | failed; frees the active-job and device counters. A success says why the
+ * run ended where it did (`reason`, from the node: its steps done, or a target met first; null
+ * from a daemon too old to say), in its `job.succeeded` event.
+ */
 export function finishJob(
   pool: pg.Pool,
   jobId: string,
@@ -78,6 +99,7 @@ export function finishJob(
   queueSeq: RunSeq,
   status: 'succeeded' | 'failed',
   error: string | null,
+  reason: FinishReason | null = null,
 ) {
   return one(
     pool,
@@ -94,11 +116,12 @@ export function finishJob(
          FROM prev WHERE quotas.tenant_id = prev.tenant_id
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
-       SELECT id, 'job.' || $3, jsonb_build_object('status', $3::text, 'error', $4::text) FROM j
+       SELECT id, 'job.' || $3, jsonb_build_object('status', $3::text, 'error', $4::text)
+              || CASE WHEN $3 = 'succeeded' THEN jsonb_build_object('reason', $6::text) ELSE '{}' END FROM j
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, status, error, queueSeq],
+    [jobId, nodeId, status, error, queueSeq, status === 'succeeded' ? reason : null],
   );
 }
 
@@ -170,7 +193,8 @@ export function requeueJob(
        UNION ALL
        SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,
               jsonb_build_object('status', CASE WHEN exhausted THEN 'failed' ELSE 'queued' END, 'reason', $3::text,
-                                 'attempt', attempts, 'maxAttempts', max_attempts, 'error', $4::text, 'nodeId', from_node,
+                                 'attempt', attempts, 'countedAttempts', ${COUNTED_ATTEMPTS}, 'maxAttempts', max_attempts,
+                                 'error', $4::text, 'nodeId', from_node,
                                  'queueSeq', ended_run)
          FROM j
        RETURNING id

@@ -177,13 +177,34 @@ export type CheckpointReport = z.output<typeof checkpointReportSchema>;
 /** A checkpoint as a job process reports it: its daemon adds the run and the report's number. */
 export type SavedCheckpoint = Omit<CheckpointReport, 'queueSeq' | 'reportSeq'>;
 
+/**
+ * Why a run that succeeded ended where it did: it ran all its `workflow.steps` (`steps_completed`),
+ * or the stopping rule ended it early, at its `targetReward` (the last 3 steps' mean reward) or its
+ * `targetAccuracy` (the held-out evaluation). A tenant saw "succeeded, step 10 of 300" and could not
+ * tell a job that met its target from one that stopped short.
+ */
+export const finishReasons = ['steps_completed', 'target_reward', 'target_accuracy'] as const;
+export type FinishReason = (typeof finishReasons)[number];
+
 export const jobFinishSchema = z
   .strictObject({
     queueSeq: runSeq(),
     outcome: z.enum(nodeOutcomes),
     error: anyText(4000).nullable().default(null),
+    /** Node protocol 3; absent (an older daemon) is null: the reason is not known. */
+    reason: z
+      .enum(finishReasons)
+      .nullable()
+      .default(null)
+      .openapi({
+        description:
+          'For `succeeded`: why the run ended where it did (`steps_completed`: all of `workflow.steps`; ' +
+          '`target_reward`, `target_accuracy`: the stopping rule met the target first). Null when unknown; ' +
+          'ignored for other outcomes',
+      }),
   })
   .openapi('JobFinish');
-export type JobFinish = z.output<typeof jobFinishSchema>;
+/** A finish as a daemon sends it: `reason` where it knows one (a record written by an older daemon has none). */
+export type JobFinish = Omit<z.output<typeof jobFinishSchema>, 'reason'> & { reason?: FinishReason | null };
 
 export const appliedSchema = z.object({ applied: z.boolean() });

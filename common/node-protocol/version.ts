@@ -14,7 +14,7 @@
  * Messages the control plane sends (assignments, answers) only grow: daemons ignore what they do not read.
  */
 
-export const NODE_PROTOCOL_VERSION = 2;
+export const NODE_PROTOCOL_VERSION = 3;
 /** Raised only when no daemon can still hold a message of an older version. */
 export const OLDEST_NODE_PROTOCOL_VERSION = 1;
 export const NODE_PROTOCOL_HEADER = 'Timeshare-Node-Protocol';
@@ -33,6 +33,10 @@ export const nodeMessageUpgrades: readonly NodeMessageUpgrade[] = [
   // 2: a metric's value may be "NaN", "Infinity" or "-Infinity" (version 1 sent what JSON wrote for
   // them, null, and the report was refused whole). Only widened: a version 1 message is a version 2 one.
   { to: 2, messages: {} },
+  // 3: a `succeeded` finish may say why its run ended (`reason`: steps_completed, target_reward,
+  // target_accuracy); the finish schema is strict, so version 2 refused the field. Only widened: a
+  // version 2 finish is a version 3 one whose reason is not known (null).
+  { to: 3, messages: {} },
 ];
 
 /**

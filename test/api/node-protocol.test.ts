@@ -6,7 +6,8 @@
  * so refused (it is not the control plane's last word: it takes the report once upgraded).
  *
  * Version 2 sends a metric value JSON cannot write by name ("NaN", "Infinity", "-Infinity"): a
- * diverged loss used to travel as null and its whole report was refused.
+ * diverged loss used to travel as null and its whole report was refused. Version 3 lets a
+ * `succeeded` finish say why the run ended where it did (`reason`), shown in `job.succeeded`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -145,4 +146,34 @@ test('metric values that are not finite are kept and read back by name', async (
     .set(NODE_PROTOCOL_HEADER, '1')
     .send({ queueSeq, reportSeq: 2, metrics: [{ step: 4, name: 'loss', value: null }] })
     .expect(400);
+});
+
+test('a succeeded finish says why the run ended, and one from an older daemon is taken without a reason', async () => {
+  const client = new ControlPlaneClient(h.api.url, apiKey);
+  const succeeded = async (finish: object, protocol: string) => {
+    const { jobId, queueSeq, tenant } = await placedJob();
+    assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
+    await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
+      .set(NODE_PROTOCOL_HEADER, protocol)
+      .send({ queueSeq, outcome: 'succeeded', ...finish })
+      .expect(200, { applied: true });
+    const events = (await tenant.as(h.http.get(`/v1/jobs/${jobId}/events`)).expect(200)).body.data as {
+      type: string;
+      data: object;
+    }[];
+    return events.find((e) => e.type === 'job.succeeded')?.data;
+  };
+  assert.deepEqual(await succeeded({ reason: 'target_accuracy' }, '3'), {
+    status: 'succeeded',
+    error: null,
+    reason: 'target_accuracy',
+  });
+  // Version 2 had no reason (its schema refused the field): still taken, the reason unknown.
+  assert.deepEqual(await succeeded({ error: null }, '2'), { status: 'succeeded', error: null, reason: null });
+  // A reason the protocol does not name is refused, as any malformed report.
+  const { jobId, queueSeq } = await placedJob();
+  const bad = await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
+    .send({ queueSeq, outcome: 'succeeded', reason: 'bored' })
+    .expect(400);
+  assert.equal(bad.body.error.param, 'reason');
 });

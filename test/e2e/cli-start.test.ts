@@ -94,7 +94,7 @@ test('npm start, then the CLI: login → submit → logs -f → checkpoints down
   const lines = logs.stdout.trim().split('\n');
   assert.match(lines[0]!, /job\.queued/);
   assert.ok(lines.some((l) => /job\.running/.test(l)));
-  assert.match(lines[lines.length - 1]!, /job\.succeeded +status=succeeded/);
+  assert.match(lines[lines.length - 1]!, /job\.succeeded +reason=steps_completed status=succeeded/);
 
   const checkpoints = JSON.parse((await ok(['--json', 'checkpoints', 'list', id])).stdout);
   const newest = checkpoints[checkpoints.length - 1];

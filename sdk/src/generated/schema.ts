@@ -259,7 +259,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List a tenant's API keys (id, name, prefix, last use, revocation)
+         * @description The tenant's API keys in creation order, revoked ones included, without their secret: find a key by its `prefix`, revoke it by its `id`. Pages of `limit`, the next one `after` the `nextCursor`.
+         */
+        get: operations["listTenantKeys"];
         put?: never;
         /**
          * Create another API key for a tenant (shown once)
@@ -284,7 +288,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key (tokens already minted expire on their own)
-         * @description The key mints no more tokens; revoking a revoked key is a no-op.
+         * @description The key mints no more tokens; revoking a revoked key is a no-op. Find its id by its prefix in GET /v1/tenants/{id}/keys.
          */
         delete: operations["revokeTenantKey"];
         options?: never;
@@ -571,7 +575,7 @@ export interface paths {
         put?: never;
         /**
          * Unbind a node from the node key that registered it, so that another key may register it
-         * @description For a machine whose key was lost or replaced. The old key can no longer act for the node; its jobs go back to the queue and the node is `lost` until a daemon registers it again.
+         * @description For a machine whose key was lost or replaced. The old key can no longer act for the node, and the node is `lost` until a daemon registers it again. Its jobs go back to the queue once the node has been silent for the node timeout (TIMESHARE_NODE_TIMEOUT_MS, counted from its last accepted heartbeat): a daemon of the old key that still runs them stops them within that time, so a job never runs beside its requeued self. Until then a registration of the node answers 409 with Retry-After.
          */
         post: operations["releaseNode"];
         delete?: never;
@@ -751,7 +755,7 @@ export interface paths {
         put?: never;
         /**
          * The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact
-         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as `reason`); the run itself stays requeued.
+         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as `reason`); the run itself stays requeued. A `succeeded` finish may say why the run ended where it did (`reason`, node protocol 3), shown in the `job.succeeded` event.
          */
         post: operations["finishNodeJob"];
         delete?: never;
@@ -1136,6 +1140,26 @@ export interface components {
         CreateKey: {
             name?: string;
         };
+        TenantKeyList: {
+            data: components["schemas"]["TenantKey"][];
+            nextCursor: string | null;
+        };
+        TenantKey: {
+            /** Format: uuid */
+            id: string;
+            name: string | null;
+            /** @description The start of the key, to tell which one leaked */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Last exchanged for a token
+             */
+            lastUsedAt: string | null;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
         QuotaUpdate: {
             maxActiveJobs?: number;
             maxConcurrentDevices?: number;
@@ -1168,6 +1192,7 @@ export interface components {
         JobEvent: {
             id: string;
             type: string;
+            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown) */
             data: {
                 [key: string]: unknown;
             };
@@ -1546,6 +1571,12 @@ export interface components {
             outcome: "succeeded" | "failed" | "preempted" | "crashed" | "drained" | "lost_contact";
             /** @default null */
             error?: string | null;
+            /**
+             * @description For `succeeded`: why the run ended where it did (`steps_completed`: all of `workflow.steps`; `target_reward`, `target_accuracy`: the stopping rule met the target first). Null when unknown; ignored for other outcomes
+             * @default null
+             * @enum {string|null}
+             */
+            reason?: "steps_completed" | "target_reward" | "target_accuracy" | null;
         };
         WebhookEndpointCreated: components["schemas"]["WebhookEndpoint"] & {
             /** @description Standard Webhooks signing secret (`whsec_…`), shown once */
@@ -1715,7 +1746,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["JobSpec"];
             };
@@ -1946,7 +1977,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["JobUpdate"];
             };
@@ -2795,7 +2826,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenRequest"];
             };
@@ -2998,7 +3029,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateTenant"];
             };
@@ -3129,6 +3160,118 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTenantKeys: {
+        parameters: {
+            query?: {
+                limit?: number;
+                after?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantKeyList"];
                 };
             };
             /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
@@ -3568,7 +3711,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["QuotaUpdate"];
             };
@@ -4907,13 +5050,13 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["RegisterNode"];
             };
@@ -5035,7 +5178,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5043,7 +5186,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["Heartbeat"];
             };
@@ -5273,7 +5416,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5724,7 +5867,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5838,7 +5981,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5847,7 +5990,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["JobStart"];
             };
@@ -5966,7 +6109,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5975,7 +6118,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["JobReport"];
             };
@@ -6094,7 +6237,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6103,7 +6246,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["CheckpointReport"];
             };
@@ -6224,7 +6367,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–2. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6233,7 +6376,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["JobFinish"];
             };
@@ -6576,7 +6719,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateWebhookEndpoint"];
             };
