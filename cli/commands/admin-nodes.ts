@@ -4,6 +4,7 @@ import { unwrap } from '../../sdk/src/index.js';
 import type { Context } from '../context.js';
 import { parseInteger } from '../numeric-options.js';
 import { emit, table } from '../output.js';
+import { emitKeyPage } from '../key-table.js';
 import { addTimelineOptions, printMore, timelineQuery, type TimelineOptions } from '../timeline-options.js';
 
 export function adminNodeCommands(admin: Command, ctx: () => Context): void {
@@ -81,15 +82,7 @@ export function adminNodeCommands(admin: Command, ctx: () => Context): void {
     .action(async (opts: { limit: number; after?: string }) => {
       const c = ctx();
       const page = await unwrap((await c.admin()).GET('/v1/node-keys', { params: { query: opts } }));
-      emit(c, page, () => {
-        console.log(
-          table(
-            ['id', 'name', 'prefix', 'created', 'last used', 'revoked'],
-            page.data.map((k) => [k.id, k.name, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt]),
-          ),
-        );
-        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
-      });
+      emitKeyPage(c, page);
     });
   nodes
     .command('revoke-key <keyId>')

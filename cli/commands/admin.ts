@@ -7,6 +7,7 @@ import { unwrap, type TimeshareClient } from '../../sdk/src/index.js';
 import { CliError, type Context } from '../context.js';
 import { parseInteger, parseNumber } from '../numeric-options.js';
 import { emit, table } from '../output.js';
+import { emitKeyPage } from '../key-table.js';
 import { adminJobCommands } from './admin-jobs.js';
 import { adminNodeCommands } from './admin-nodes.js';
 import { adminPoolCommands } from './admin-pools.js';
@@ -104,15 +105,7 @@ export function adminCommands(program: Command, ctx: () => Context): void {
           params: { path: { id: await tenantId(client, ref) }, query: opts },
         }),
       );
-      emit(c, page, () => {
-        console.log(
-          table(
-            ['id', 'name', 'prefix', 'created', 'last used', 'revoked'],
-            page.data.map((k) => [k.id, k.name, k.prefix, k.createdAt, k.lastUsedAt, k.revokedAt]),
-          ),
-        );
-        if (page.nextCursor) console.log(`more: --after ${page.nextCursor}`);
-      });
+      emitKeyPage(c, page);
     });
   keys
     .command('revoke <tenant> <keyId>')
