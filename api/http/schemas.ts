@@ -15,16 +15,27 @@ export const uuidParam = z.uuid();
 // eslint-disable-next-line no-control-regex -- NUL is exactly what this refuses
 export const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
+/**
+ * A whole number in a query string (or a header), written in digits: `z.coerce.number()` read `abc`
+ * as NaN ("expected number, received NaN"), `0x10` as 16, `1e3` as 1000 and an empty value as 0.
+ * The OpenAPI document still says integer, with the bounds.
+ */
+export const queryInt = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : v),
+    z.number({ error: 'expected a whole number, written in digits (once)' }).int().min(min).max(max),
+  );
+
 /** The largest value of an int4 column (steps, counts): bigger ones are a 400, not a database error. */
 export const INT4_MAX = 2 ** 31 - 1;
-const int4Query = () => z.coerce.number().int().min(0).max(INT4_MAX);
+const int4Query = () => queryInt(0, INT4_MAX);
 
 /**
  * A time in milliseconds since the epoch, as a query parameter: at most the last instant a `Date`
  * holds (±8.64e15 ms), so that it can be written back as an ISO time (past it, toISOString throws).
  */
 export const MAX_DATE_MS = 8.64e15;
-export const epochMsQuery = () => z.coerce.number().int().min(0).max(MAX_DATE_MS);
+export const epochMsQuery = () => queryInt(0, MAX_DATE_MS);
 
 /** A device-lock timeline page's cursor (common/device-lock/timeline.ts), as a query parameter. */
 export const timelineAfter = z
@@ -41,7 +52,7 @@ export const timelineNextCursor = z.string().nullable().openapi({
 /** A page of an admin list: `limit` and the `after` cursor a previous page returned. */
 export const pageQuery = z
   .strictObject({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
+    limit: queryInt(1, 100).default(20),
     after: z.string().max(200).optional(),
   })
   .openapi('PageQuery');
@@ -243,7 +254,7 @@ export const jobListSchema = z
 
 export const listJobsQuery = z
   .strictObject({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
+    limit: queryInt(1, 100).default(20),
     after: z.string().max(200).optional(),
     status: z.enum(jobStatuses).optional(),
     name: text().min(1).max(128).optional(),
@@ -265,8 +276,10 @@ export const eventSchema = z
   .openapi('JobEvent');
 
 export const eventsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  after: z.coerce.number().int().min(0).optional().openapi({ description: 'Return events with a larger id' }),
+  limit: queryInt(1, 1000).default(100),
+  after: queryInt(0, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .openapi({ description: 'Return events with a larger id' }),
 });
 
 export const eventListSchema = z
@@ -277,7 +290,7 @@ export const metricsQuery = z.strictObject({
   name: text().min(1).max(128).optional(),
   from_step: int4Query().optional(),
   to_step: int4Query().optional(),
-  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  limit: queryInt(1, 10_000).default(1000),
   after: z
     .string()
     .max(400)

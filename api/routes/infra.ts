@@ -18,6 +18,7 @@ import {
   timelineAfter,
   timelineNextCursor,
   uuidParam,
+  queryInt,
 } from '../http/schemas.js';
 import { decodeCursor, decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/index.js';
@@ -111,11 +112,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     since: epochMsQuery()
       .optional()
       .openapi({ description: 'Holds that ended at or after this time (ms), and those still open' }),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(10_000)
+    limit: queryInt(1, 10_000)
       .default(1000)
       .openapi({ description: 'Holds a page lists at most (a grant of several devices is never split)' }),
     after: timelineAfter,

@@ -13,6 +13,7 @@ import {
   metricListSchema,
   metricsQuery,
   uuidParam,
+  queryInt,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { listEvents, type EventRow } from '../jobs/events.js';
@@ -57,7 +58,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       const lastId = req.get('last-event-id');
       const from =
         lastId !== undefined
-          ? parseOrThrow(z.coerce.number().int().min(0), lastId, 'Last-Event-ID')
+          ? parseOrThrow(queryInt(0, Number.MAX_SAFE_INTEGER), lastId, 'Last-Event-ID')
           : (q.after ?? 0);
       return streamEvents(req, res, job.id, from, isFinal(job.status));
     }

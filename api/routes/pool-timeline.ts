@@ -10,7 +10,7 @@ import { notFound } from '../../common/errors.js';
 import { poolNameSchema } from '../../common/job-spec.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { epochMsQuery, timelineAfter, timelineNextCursor } from '../http/schemas.js';
+import { epochMsQuery, timelineAfter, timelineNextCursor, queryInt } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { readPoolTimeline } from '../jobs/pool-timeline.js';
 import type { ApiDeps } from '../deps.js';
@@ -22,11 +22,7 @@ const query = z.strictObject({
   since: epochMsQuery().optional().openapi({
     description: 'Holds that ended at or after this time (ms), and those still open; default: 15 min ago',
   }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
+  limit: queryInt(1, 10_000)
     .default(2000)
     .openapi({ description: 'Holds a page lists at most (a grant of several devices is never split)' }),
   after: timelineAfter,

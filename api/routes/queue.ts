@@ -12,12 +12,13 @@ import { notFound } from '../../common/errors.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
 import { parseOrThrow } from '../http/validate.js';
+import { queryInt } from '../http/schemas.js';
 import { readPoolQueue } from '../jobs/queue-view.js';
 import type { ApiDeps } from '../deps.js';
 
 const query = z.strictObject({
-  offset: z.coerce.number().int().min(0).max(10_000_000).default(0),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: queryInt(0, 10_000_000).default(0),
+  limit: queryInt(1, 1000).default(100),
 });
 const params = z.object({ name: poolNameSchema });
 

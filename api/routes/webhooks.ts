@@ -17,7 +17,7 @@ import { z } from '../../common/zod.js';
 import { ApiError, notFound } from '../../common/errors.js';
 import { requireRole, tenantOf } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { uuidParam } from '../http/schemas.js';
+import { uuidParam, queryInt } from '../http/schemas.js';
 import { decodeBigintCursor, encodeCursor, page } from '../http/cursor.js';
 import { parseOrThrow } from '../http/validate.js';
 import { newSecret } from '../../webhooks/signing.js';
@@ -88,7 +88,7 @@ const deliverySchema = z
 
 const deliveriesQuery = z.strictObject({
   status: z.enum(deliveryStatuses).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInt(1, 500).default(100),
   after: z.string().max(200).optional().openapi({ description: 'The `nextCursor` of the previous page' }),
 });
 

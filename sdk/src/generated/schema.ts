@@ -4148,7 +4148,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 /** @description Return events with a larger id */
-                after?: number | null;
+                after?: number;
             };
             header?: never;
             path: {
@@ -4261,8 +4261,8 @@ export interface operations {
         parameters: {
             query?: {
                 name?: string;
-                from_step?: number | null;
-                to_step?: number | null;
+                from_step?: number;
+                to_step?: number;
                 limit?: number;
                 /** @description The `nextCursor` of the previous page: points after it in the same order */
                 after?: string;
@@ -4930,7 +4930,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Holds that ended at or after this time (ms), and those still open */
-                since?: number | null;
+                since?: number;
                 /** @description Holds a page lists at most (a grant of several devices is never split) */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page */
@@ -5525,7 +5525,7 @@ export interface operations {
     listPoolQueue: {
         parameters: {
             query?: {
-                offset?: number | null;
+                offset?: number;
                 limit?: number;
             };
             header?: never;
@@ -5751,7 +5751,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Holds that ended at or after this time (ms), and those still open; default: 15 min ago */
-                since?: number | null;
+                since?: number;
                 /** @description Holds a page lists at most (a grant of several devices is never split) */
                 limit?: number;
                 /** @description The `nextCursor` of the previous page */
