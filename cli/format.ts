@@ -4,6 +4,13 @@ import type { Job, JobEvent } from '../sdk/src/index.js';
 /** A job that still holds devices: a pause reaches it as a preemption notice, not at once. */
 const holdsDevices = (j: Job) => j.status === 'placed' || j.status === 'running';
 
+/** Why a succeeded job ended where it did, as `jobs get` says it. */
+const ENDED: Record<NonNullable<Job['finishReason']>, string> = {
+  steps_completed: 'all its steps done',
+  target_reward: 'its target reward reached',
+  target_accuracy: 'its target accuracy reached',
+};
+
 export function describeJob(j: Job): string[] {
   const lines = [`job ${j.id}  ${j.name}  ${j.status}`];
   // A running job under a pause notice is paused too: its status alone would not say so.
@@ -26,7 +33,8 @@ export function describeJob(j: Job): string[] {
     lines.push(`  progress: step ${j.progress.step} of ${j.progress.steps}${finish}`);
   else if (finish) lines.push(`  progress: ${j.progress.steps} steps to run${finish}`);
   if (j.startedAt) lines.push(`  started: ${j.startedAt}`);
-  if (j.finishedAt) lines.push(`  finished: ${j.finishedAt}`);
+  if (j.finishedAt)
+    lines.push(`  finished: ${j.finishedAt}${j.finishReason ? ` (${ENDED[j.finishReason]})` : ''}`);
   if (j.error) lines.push(`  error: ${j.error}`);
   return lines;
 }

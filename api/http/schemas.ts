@@ -7,6 +7,7 @@ import { errorCatalogue } from '../../common/errors.js';
 import { jobStatuses, waitReasons } from '../../common/job-status.js';
 import { jobSpecSchema } from '../../common/job-spec.js';
 import { wireNumber } from '../../common/node-protocol/fields.js';
+import { finishReasons } from '../../common/node-protocol/reports.js';
 import { parseTimelineCursor } from '../../common/device-lock/timeline.js';
 
 export const uuidParam = z.uuid();
@@ -232,6 +233,15 @@ export const jobSchema = z
       .openapi({ description: 'How far the job got, and while it runs when it is expected to finish' }),
     deviceSeconds: z.number(),
     error: z.string().nullable(),
+    finishReason: z
+      .enum(finishReasons)
+      .nullable()
+      .openapi({
+        description:
+          'Why a succeeded job ended where it did: all its `workflow.steps` (`steps_completed`), or the target ' +
+          'its spec set met first (`target_reward`, `target_accuracy`: e.g. at step 10 of 300); null while it has ' +
+          'not succeeded, or when its node was too old to say',
+      }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),

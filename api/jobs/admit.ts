@@ -62,6 +62,7 @@ export function admittedJob(tenantId: string, spec: JobSpec, id: string, created
     // No round has judged it yet (the first one stores the reason it finds).
     waitReason: null,
     lastError: null,
+    finishReason: null,
     deviceSeconds: 0,
     createdAt,
     updatedAt: createdAt,

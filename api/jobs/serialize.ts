@@ -1,6 +1,7 @@
 /** The public job object (DESIGN.md §3), built from a row whether Prisma or hand-written SQL read it. */
 import { isFinal, priorityName, type JobStatus, type WaitReason } from '../../common/job-status.js';
 import type { JobSpec } from '../../common/job-spec.js';
+import type { FinishReason } from '../../common/node-protocol/index.js';
 
 export interface JobRecord {
   id: string;
@@ -18,6 +19,7 @@ export interface JobRecord {
   queueSeq: number;
   waitReason: string | null;
   lastError: string | null;
+  finishReason: FinishReason | null;
   deviceSeconds: number;
   createdAt: Date;
   updatedAt: Date;
@@ -74,6 +76,7 @@ export function jobFromRow(r: Record<string, unknown>): JobRecord {
     queueSeq: r.queue_seq as number,
     waitReason: (r.wait_reason as string | null) ?? null,
     lastError: (r.last_error as string | null) ?? null,
+    finishReason: (r.finish_reason as FinishReason | null) ?? null,
     deviceSeconds: r.device_seconds as number,
     createdAt: dateOf(r.created_at)!,
     updatedAt: dateOf(r.updated_at)!,
@@ -123,6 +126,7 @@ export function serializeJob(j: JobRecord, extra: { queue?: QueueFacts | null } 
     estimatedStartAt: q?.estimatedStartAt ?? null,
     deviceSeconds: j.deviceSeconds,
     error: j.lastError,
+    finishReason: j.finishReason,
     createdAt: j.createdAt.toISOString(),
     updatedAt: j.updatedAt.toISOString(),
     startedAt: iso(j.startedAt),

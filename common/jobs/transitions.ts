@@ -90,7 +90,7 @@ export function startJob(
 /**
  * running → succeeded | failed; frees the active-job and device counters. A success says why the
  * run ended where it did (`reason`, from the node: its steps done, or a target met first; null
- * from a daemon too old to say), in its `job.succeeded` event.
+ * from a daemon too old to say), on the job and in its `job.succeeded` event.
  */
 export function finishJob(
   pool: pg.Pool,
@@ -107,7 +107,8 @@ export function finishJob(
        SELECT id, devices, tenant_id FROM jobs
         WHERE id = $1 AND node_id = $2 AND ${THIS_RUN('$5')} AND status IN ('placed', 'running') FOR UPDATE
      ), j AS (
-       UPDATE jobs SET status = $3::"JobStatus", last_error = $4, finished_at = now(), updated_at = now()
+       UPDATE jobs SET status = $3::"JobStatus", last_error = $4, finish_reason = $6, finished_at = now(),
+                       updated_at = now()
          FROM prev WHERE jobs.id = prev.id
        RETURNING jobs.*
      ), q AS (

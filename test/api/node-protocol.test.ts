@@ -161,7 +161,11 @@ test('a succeeded finish says why the run ended, and one from an older daemon is
       type: string;
       data: object;
     }[];
-    return events.find((e) => e.type === 'job.succeeded')?.data;
+    // The job says it too, not only its event: "succeeded at step 10 of 300" explains itself.
+    const job = (await tenant.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body;
+    const event = events.find((e) => e.type === 'job.succeeded')?.data as { reason?: unknown } | undefined;
+    assert.equal(job.finishReason, event?.reason);
+    return event;
   };
   assert.deepEqual(await succeeded({ reason: 'target_accuracy' }, '3'), {
     status: 'succeeded',

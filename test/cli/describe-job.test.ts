@@ -63,3 +63,21 @@ test('pause and resume say what they did, from pausedAt before and after', () =>
   assert.equal(pauseOutcome('resume', q(at), q(null)), 'job j resumed (queued)');
   assert.equal(pauseOutcome('resume', q(null), q(null)), 'job j was not paused (queued): nothing to do');
 });
+
+// A job that met its target early read "succeeded, step 10 of 300" with nothing saying why.
+test('a succeeded job says why it ended where it did', () => {
+  const done = (finishReason: string | null) =>
+    ({
+      ...job(1, 1),
+      status: 'succeeded',
+      finishedAt: '2026-11-28T12:00:00.000Z',
+      finishReason,
+    }) as unknown as Job;
+  assert.ok(
+    describeJob(done('target_accuracy')).includes(
+      '  finished: 2026-11-28T12:00:00.000Z (its target accuracy reached)',
+    ),
+  );
+  assert.ok(describeJob(done('steps_completed')).some((l) => l.endsWith('(all its steps done)')));
+  assert.ok(describeJob(done(null)).includes('  finished: 2026-11-28T12:00:00.000Z'));
+});

@@ -920,6 +920,11 @@ export interface components {
             };
             deviceSeconds: number;
             error: string | null;
+            /**
+             * @description Why a succeeded job ended where it did: all its `workflow.steps` (`steps_completed`), or the target its spec set met first (`target_reward`, `target_accuracy`: e.g. at step 10 of 300); null while it has not succeeded, or when its node was too old to say
+             * @enum {string|null}
+             */
+            finishReason: "steps_completed" | "target_reward" | "target_accuracy" | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
