@@ -5,7 +5,7 @@
  */
 import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../sdk/src/index.js';
 import { readCredentials, writeCredentials, type Credentials } from './config.js';
-import { renewOnUnauthorized } from './renew-on-unauthorized.js';
+import { renewOnUnauthorized } from '../sdk/src/renew-on-unauthorized.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 /** Renew this long before expiry, so a token never lapses between check and use. */

@@ -1,10 +1,12 @@
 /**
  * Who is logged in. A tenant key is exchanged for a short-lived token (POST /v1/auth/token), as the
- * CLI does, and renewed from the key shortly before it expires; the admin key is sent as it is.
+ * CLI does, and renewed from the key shortly before it expires or when the API refuses it; the admin
+ * key is sent as it is.
  * Both live in sessionStorage: gone when the tab closes, never in a cookie (nothing is sent unless
  * the page itself adds the header, so there is no cross-site request to forge).
  */
 import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../../sdk/src/index.js';
+import { renewOnUnauthorized } from '../../sdk/src/renew-on-unauthorized.js';
 
 export type Role = 'tenant' | 'admin';
 
@@ -57,18 +59,38 @@ export async function login(apiKey: string): Promise<Session> {
   return s;
 }
 
-/** The SDK client for a session; a tenant's token is renewed before every request that needs it. */
+/**
+ * The SDK client for a session. A tenant's token is renewed shortly before it expires, and once
+ * more when the API refuses it (401) before then: after the API restarted with another signing
+ * secret, every page of the tab answered "invalid or expired token" until the user logged in again,
+ * though the key was still good (the CLI renews the same way, sdk/src/renew-on-unauthorized.ts).
+ */
 export function clientFor(session: Session): TimeshareClient {
   if (session.role === 'admin') return createTimeshareClient({ baseUrl, token: session.apiKey });
   const held = session;
+  let renewing: Promise<string> | null = null;
+  // One exchange at a time: the requests of a page refused together share the token it brings.
+  const renew = () =>
+    (renewing ??= (async () => {
+      const anonymous = createTimeshareClient({ baseUrl });
+      const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey: held.apiKey } }));
+      Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
+      saveSession(held);
+      return t.token;
+    })().finally(() => (renewing = null)));
   const token = async () => {
     if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now())
       return held.token;
-    const anonymous = createTimeshareClient({ baseUrl });
-    const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey: held.apiKey } }));
-    Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
-    saveSession(held);
-    return t.token;
+    return renew();
   };
-  return createTimeshareClient({ baseUrl, token });
+  const afterRefusal = async (refused: string) => {
+    // Another request may have renewed it since this one was sent.
+    const next = renewing ?? (held.token && held.token !== refused ? Promise.resolve(held.token) : renew());
+    // A key the API refuses too leaves the 401 the answer (the page offers to log in again).
+    return next.catch((err: unknown) => {
+      if (err instanceof TimeshareError && err.status > 0) return null;
+      throw err;
+    });
+  };
+  return createTimeshareClient({ baseUrl, token, fetch: renewOnUnauthorized(afterRefusal) });
 }

@@ -22,10 +22,10 @@ export function TenantsView() {
             <Table.Tr>
               <Table.Th>Name</Table.Th>
               <Table.Th>Weight</Table.Th>
-              <Table.Th>Active jobs</Table.Th>
-              <Table.Th>Devices at once</Table.Th>
-              <Table.Th>Devices per job</Table.Th>
-              <Table.Th>Device-hours / month</Table.Th>
+              <Table.Th>Max active jobs</Table.Th>
+              <Table.Th>Max devices at once</Table.Th>
+              <Table.Th>Max devices per job</Table.Th>
+              <Table.Th>Device-hours a month (quota)</Table.Th>
               <Table.Th>Created</Table.Th>
             </Table.Tr>
           </Table.Thead>

@@ -35,6 +35,9 @@ function curves(points: MetricPoint[]) {
   return byName;
 }
 
+/** What a refused action says before the API's reason (a failed pause read "Not cancelled"). */
+const NOT_DONE = { cancel: 'Not cancelled', pause: 'Not paused', resume: 'Not resumed' } as const;
+
 const BackToJobs = () => (
   <Anchor component={Link} href="/jobs" size="sm">
     ← Jobs
@@ -87,7 +90,10 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
   }, [written, reloadCheckpoints]);
   const byName = useMemo(() => curves(metrics), [metrics]);
   const [acting, setActing] = useState(false);
-  const [actionError, setActionError] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<{
+    action: keyof typeof NOT_DONE;
+    message: string;
+  } | null>(null);
 
   const status = liveStatus ?? j.status;
   /** Cancel, pause or resume: the button spins until the API answers, then the job is read again. */
@@ -97,7 +103,7 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
     try {
       await unwrap(client.POST(`/v1/jobs/{id}/${action}`, { params: { path: { id } } }));
     } catch (err) {
-      setActionError((err as Error).message);
+      setActionError({ action, message: (err as Error).message });
     } finally {
       setActing(false);
       reloadJob();
@@ -157,8 +163,8 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
         </Text>
       )}
       {actionError && (
-        <Alert color="red" data-testid="cancel-error">
-          Not cancelled: {actionError}
+        <Alert color="red" data-testid="action-error">
+          {NOT_DONE[actionError.action]}: {actionError.message}
         </Alert>
       )}
       {j.error && <Alert color="red">{j.error}</Alert>}
