@@ -105,6 +105,12 @@ test(
       `refused first: ${JSON.stringify(errors)}`,
     );
     assert.equal(await page.getByTestId('job-error').count(), 0);
+    // The job's refresh failing (the API unreachable): said over the last figures, gone once it is back.
+    const jobUrl = `**/v1/jobs/${firstId}`;
+    await page.route(jobUrl, (r) => r.abort());
+    await page.getByTestId('job-stale').waitFor({ timeout: 30_000 });
+    await page.unroute(jobUrl);
+    await page.getByTestId('job-stale').waitFor({ state: 'detached', timeout: 30_000 });
     errors.length = 0;
     // A job that is not there: said once, with the way back, and nothing asked again.
     await page.goto(`${ui}jobs/00000000-0000-4000-8000-000000000000`);
@@ -206,6 +212,30 @@ test(
     await page.getByTestId('pause-job').filter({ hasText: 'Resume' }).click();
     await page.locator('[data-testid=job-status][data-status=running]').waitFor({ timeout: 60_000 });
     await page.getByTestId('pause-job').filter({ hasText: 'Pause' }).waitFor();
+
+    // More jobs than a page (50, waiting in a pool with no nodes): the list pages back to the older
+    // one and filters by status; it showed the newest 50 only.
+    await c.h
+      .admin(c.h.http.put(`/v1/tenants/${tenant.id}/quota`))
+      .send({ maxActiveJobs: 100 })
+      .expect(200);
+    for (let i = 0; i < 50; i++)
+      await tenant
+        .as(c.h.http.post('/v1/jobs'))
+        .send({ name: `waiting-${i}`, pool: 'nowhere', workflow: { task: { name: 'addition' } } })
+        .expect(201);
+    await page.goto(`${c.h.api.url}/ui/`);
+    await page.locator('[data-job-id]').nth(49).waitFor();
+    assert.equal(await page.locator(`[data-job-id="${id}"]`).count(), 0, 'not on the first page');
+    await page.getByTestId('older-jobs').click();
+    await page.locator(`[data-job-id="${id}"]`).waitFor();
+    assert.equal(await page.locator('[data-job-id]').count(), 1);
+    await page.getByTestId('newer-jobs').click();
+    await page.locator('[data-job-id]').nth(49).waitFor();
+    await page.getByTestId('status-filter').click();
+    await page.getByRole('option', { name: 'running' }).click();
+    await page.locator(`[data-job-id="${id}"]`).waitFor();
+    await page.waitForFunction("document.querySelectorAll('[data-job-id]').length === 1");
 
     await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
     assert.deepEqual(errors, []);

@@ -61,10 +61,24 @@ export function JobPage({ id }: { id: string }) {
       </Stack>
     );
   if (!job.data) return <Text>Loading…</Text>;
-  return <JobView id={id} job={job.data} reloadJob={job.reload} />;
+  return <JobView id={id} job={job.data} reloadJob={job.reload} stale={job.error?.message ?? null} />;
 }
 
-function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: () => void }) {
+/**
+ * One job. `stale`: why its last refresh failed (the API unreachable, say), shown over what was read
+ * before; the page kept a running job's status and progress as if live while every request failed.
+ */
+function JobView({
+  id,
+  job: j,
+  reloadJob,
+  stale,
+}: {
+  id: string;
+  job: Job;
+  reloadJob: () => void;
+  stale: string | null;
+}) {
   const { client } = useApi();
   const events = useJobEvents(client, id);
   const liveStatus = [...events]
@@ -113,6 +127,11 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
   return (
     <Stack>
       <BackToJobs />
+      {stale && (
+        <Alert color="yellow" data-testid="job-stale">
+          Not refreshed ({stale}): showing what was last read
+        </Alert>
+      )}
       <Group justify="space-between">
         <Group>
           <Title order={3}>{j.name}</Title>
@@ -148,10 +167,19 @@ function JobView({ id, job: j, reloadJob }: { id: string; job: Job; reloadJob: (
       </Text>
       {status === 'queued' && (
         <Alert color="gray" data-testid="queue-info">
-          Position {j.queuePosition ?? '?'} in the queue; estimated start{' '}
-          {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
-          {j.progress.estimatedFinishAt ? `, finish ${ago(j.progress.estimatedFinishAt)}` : ''}
-          {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
+          {/* A paused job is in no queue: no position, no estimate (a "?" there read as a fault). */}
+          {j.pausedAt ? (
+            `Paused: ${waitReasonText.paused ?? 'paused'}.`
+          ) : (
+            <>
+              {j.queuePosition != null
+                ? `Position ${j.queuePosition} in the queue`
+                : 'Not yet ordered in the queue'}
+              ; estimated start {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
+              {j.progress.estimatedFinishAt ? `, finish ${ago(j.progress.estimatedFinishAt)}` : ''}
+              {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
+            </>
+          )}
         </Alert>
       )}
       {j.progress.step !== null && (

@@ -1,10 +1,11 @@
 /**
- * The tenant's jobs, newest first. The list is re-read every few seconds; the newest unfinished
- * jobs also follow their event streams (SSE), so their status changes show the moment they happen.
- * Only a few streams are opened: browsers allow six connections per origin over HTTP/1.1.
+ * The tenant's jobs, newest first, a page of 50 at a time (older pages by the API's cursor), of every
+ * status or of one. The page is re-read every few seconds; its newest unfinished jobs also follow
+ * their event streams (SSE), so their status changes show the moment they happen. Only a few
+ * streams are opened: browsers allow six connections per origin over HTTP/1.1.
  */
 import { useEffect, useMemo, useState } from 'react';
-import { Anchor, Button, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Button, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
 import { unwrap, type Job } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
@@ -15,6 +16,8 @@ import { StatusBadge } from '../components/status-badge.js';
 import { SubmitJob } from './submit-job.js';
 
 const LIVE_STREAMS = 4;
+const PAGE = 50;
+const STATUSES: Job['status'][] = ['queued', 'placed', 'running', 'succeeded', 'failed', 'cancelled'];
 
 function useLiveStatuses(ids: string[]): Map<string, string> {
   const { client } = useApi();
@@ -42,7 +45,11 @@ function QueueInfo({ job }: { job: Job }) {
   if (job.status !== 'queued') return <Text size="sm">–</Text>;
   return (
     <Text size="sm">
-      #{job.queuePosition ?? '?'} · start {job.estimatedStartAt ? ago(job.estimatedStartAt) : 'unknown'}
+      {job.pausedAt
+        ? 'paused'
+        : `${job.queuePosition != null ? `#${job.queuePosition}` : 'not yet ordered'} · start ${
+            job.estimatedStartAt ? ago(job.estimatedStartAt) : 'unknown'
+          }`}
       {job.waitReason && (
         <Text span size="xs" c="dimmed" display="block">
           {waitReasonText[job.waitReason] ?? job.waitReason}
@@ -56,9 +63,19 @@ export function JobsView() {
   const { client } = useApi();
   const [, navigate] = useLocation();
   const [submitting, setSubmitting] = useState(false);
-  const jobs = usePoll(() => unwrap(client.GET('/v1/jobs', { params: { query: { limit: 50 } } })), 5000, [
-    client,
-  ]);
+  const [status, setStatus] = useState<Job['status'] | null>(null);
+  // The cursors of the pages after the first that were opened, newest first: "Newer" goes back one.
+  // The newest 50 were all the list showed: an older job could not be reached.
+  const [cursors, setCursors] = useState<string[]>([]);
+  const after = cursors[cursors.length - 1];
+  const jobs = usePoll(
+    () =>
+      unwrap(
+        client.GET('/v1/jobs', { params: { query: { limit: PAGE, after, status: status ?? undefined } } }),
+      ),
+    5000,
+    [client, after, status],
+  );
   const rows = jobs.data?.data ?? [];
   const followed = useMemo(
     () =>
@@ -74,9 +91,23 @@ export function JobsView() {
     <Stack>
       <Group justify="space-between">
         <Title order={3}>Jobs</Title>
-        <Button onClick={() => setSubmitting(true)} data-testid="open-submit">
-          Submit a job
-        </Button>
+        <Group>
+          <Select
+            aria-label="Status"
+            placeholder="every status"
+            data={STATUSES}
+            value={status}
+            clearable
+            data-testid="status-filter"
+            onChange={(v) => {
+              setStatus(v as Job['status'] | null);
+              setCursors([]);
+            }}
+          />
+          <Button onClick={() => setSubmitting(true)} data-testid="open-submit">
+            Submit a job
+          </Button>
+        </Group>
       </Group>
       {jobs.error && <Text c="red">{jobs.error.message}</Text>}
       <Table.ScrollContainer minWidth={640}>
@@ -117,7 +148,33 @@ export function JobsView() {
           </Table.Tbody>
         </Table>
       </Table.ScrollContainer>
-      {jobs.data && rows.length === 0 && <Text c="dimmed">No jobs yet.</Text>}
+      {jobs.data && rows.length === 0 && (
+        <Text c="dimmed">
+          {status ? `No ${status} jobs.` : cursors.length ? 'No older jobs.' : 'No jobs yet.'}
+        </Text>
+      )}
+      {(cursors.length > 0 || jobs.data?.nextCursor) && (
+        <Group justify="flex-end">
+          {cursors.length > 0 && (
+            <Button
+              variant="subtle"
+              data-testid="newer-jobs"
+              onClick={() => setCursors((c) => c.slice(0, -1))}
+            >
+              Newer
+            </Button>
+          )}
+          {jobs.data?.nextCursor && (
+            <Button
+              variant="subtle"
+              data-testid="older-jobs"
+              onClick={() => setCursors((c) => [...c, jobs.data!.nextCursor!])}
+            >
+              Older
+            </Button>
+          )}
+        </Group>
+      )}
       <SubmitJob
         opened={submitting}
         onClose={() => setSubmitting(false)}

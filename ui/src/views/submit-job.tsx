@@ -49,7 +49,13 @@ export function SubmitJob({
   };
 
   return (
-    <Modal opened={opened} onClose={onClose} title="Submit a job" size="lg">
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      title="Submit a job"
+      size="lg"
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
       <Stack>
         <Textarea
           label="Job spec (JSON)"
