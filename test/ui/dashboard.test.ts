@@ -37,9 +37,18 @@ test(
     const ui = `${c.h.api.url}/ui/`;
 
     await page.goto(ui);
+    // Spaces only, and a key that is neither a tenant's nor the admin's: each says what is wrong.
+    for (const [key, said] of [
+      ['   ', 'enter an API key'],
+      ['not-the-admin-key', "neither a tenant API key (tsk_…) nor this system's admin key"],
+    ]) {
+      await page.getByLabel('API key').fill(key!);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByTestId('login-error').filter({ hasText: said! }).waitFor();
+    }
     await page.getByLabel('API key').fill('tsk_not-a-key');
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByTestId('login-error').waitFor();
+    await page.getByTestId('login-error').filter({ hasText: 'invalid' }).waitFor();
     await page.getByLabel('API key').fill(tenant.apiKey);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByTestId('jobs-table').waitFor();
@@ -56,11 +65,11 @@ test(
     // Those two refusals were provoked; Chromium logs every failed request as a console error.
     assert.deepEqual(
       errors.filter((e) => !e.startsWith('console: Failed to load resource')),
-      ['401 POST /v1/auth/token', '400 POST /v1/jobs'],
+      ['401 GET /v1/pools', '401 POST /v1/auth/token', '400 POST /v1/jobs'],
     );
     errors.length = 0;
     await page.getByLabel('Job spec (JSON)').fill(JSON.stringify(steadyJob('ui-first', 400)));
-    await page.getByTestId('submit-job').click();
+    await page.getByLabel('Job spec (JSON)').press('Control+Enter');
     await page.waitForURL(/\/ui\/jobs\/[0-9a-f-]{36}$/);
     const firstId = page.url().split('/').pop()!;
 

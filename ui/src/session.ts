@@ -43,9 +43,18 @@ export const logout = () => saveSession(null);
  * TimeshareError for a key the API refuses.
  */
 export async function login(apiKey: string): Promise<Session> {
+  // Spaces only reached the API as an empty Authorization header ("Authorization header must be…").
+  if (!apiKey) throw new TimeshareError(400, 'invalid_request', 'enter an API key');
   if (!/^ts[kn]_/.test(apiKey)) {
     const asAdmin = createTimeshareClient({ baseUrl, token: apiKey });
     const probe = await asAdmin.GET('/v1/pools', { params: { query: { limit: 1 } } });
+    // "invalid or expired token" said nothing of what was wrong with a key typed in.
+    if (probe.response.status === 401)
+      throw new TimeshareError(
+        401,
+        'unauthorized',
+        "neither a tenant API key (tsk_…) nor this system's admin key",
+      );
     if (!probe.response.ok) throw TimeshareError.from(probe.response.status, probe.error);
     const s: Session = { role: 'admin', apiKey };
     saveSession(s);

@@ -2,7 +2,7 @@
  * Submitting a job: the spec as JSON (the same document `timeshare submit` takes), starting from
  * the minimal one. A refused spec shows the API's message and the field it names.
  */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Alert, Button, Group, Modal, Stack, Textarea } from '@mantine/core';
 import { TimeshareError, unwrap, type Job, type JobSpec } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
@@ -25,6 +25,11 @@ export function SubmitJob({
   const [text, setText] = useState(JSON.stringify(EXAMPLE, null, 2));
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+
+  // Opened again, the dialog starts clean: the last refusal stayed under a spec it no longer described.
+  useEffect(() => {
+    if (opened) setError(undefined);
+  }, [opened]);
 
   const submit = async () => {
     setError(undefined);
@@ -59,13 +64,16 @@ export function SubmitJob({
       <Stack>
         <Textarea
           label="Job spec (JSON)"
-          description="Everything but name and workflow.task has defaults; examples/ has one per task."
+          description="Everything but name and workflow.task has defaults; examples/ has one per task. Ctrl+Enter submits."
           name="spec"
           autosize
           minRows={8}
           maxRows={24}
           value={text}
           onChange={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !busy) void submit();
+          }}
           styles={{ input: { fontFamily: 'monospace' } }}
         />
         {error && (
