@@ -1,19 +1,11 @@
 /** A page of API keys (a tenant's or the node keys) as the admin commands print it. */
+import type { components } from '../sdk/src/index.js';
 import type { Context } from './context.js';
 import { emit, table } from './output.js';
 import { printMore } from './timeline-options.js';
 
-export interface KeyPage {
-  data: {
-    id: string;
-    name: string | null;
-    prefix: string;
-    createdAt: string;
-    lastUsedAt: string | null;
-    revokedAt: string | null;
-  }[];
-  nextCursor: string | null;
-}
+/** The API's pages of node keys and of a tenant's keys, the same shape (api/http/schemas.ts). */
+type KeyPage = components['schemas']['NodeKeyList'] | components['schemas']['TenantKeyList'];
 
 export function emitKeyPage(c: Context, page: KeyPage): void {
   emit(c, page, () => {

@@ -19,10 +19,9 @@ import {
 import { parseOrThrow } from '../http/validate.js';
 import { decodeTimeCursor, encodeCursor, page } from '../http/cursor.js';
 import type { ApiDeps } from '../deps.js';
-import { createApiKey, listNodeKeys, revokeApiKey, revokeNodeKey } from '../tenants/api-keys.js';
+import { createApiKey, listKeys, revokeApiKey, revokeNodeKey } from '../tenants/api-keys.js';
 import { createTenant } from '../tenants/create-tenant.js';
 import { findTenant } from '../tenants/find-tenant.js';
-import { listTenantKeys } from '../tenants/list-tenant-keys.js';
 import { listTenants } from '../tenants/list-tenants.js';
 import { updateQuota } from '../tenants/update-quota.js';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
@@ -163,7 +162,12 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   r.get('/v1/tenants/:id/keys', admin, async (req, res) => {
     const q = parseOrThrow(pageQuery, req.query);
     const t = await findTenant(prisma, req.params.id as string);
-    const keys = await listTenantKeys(prisma, t.id, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
+    const keys = await listKeys(
+      prisma,
+      { role: 'tenant', tenantId: t.id },
+      q.after ? decodeTimeCursor(q.after) : null,
+      q.limit + 1,
+    );
     const { data, nextCursor } = page(keys, q.limit, (k) => encodeCursor(k.createdAt.toISOString(), k.id));
     res.json({ data: data.map(keyView), nextCursor });
   });
@@ -247,7 +251,12 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.get('/v1/node-keys', admin, async (req, res) => {
     const q = parseOrThrow(pageQuery, req.query);
-    const keys = await listNodeKeys(prisma, q.after ? decodeTimeCursor(q.after) : null, q.limit + 1);
+    const keys = await listKeys(
+      prisma,
+      { role: 'node' },
+      q.after ? decodeTimeCursor(q.after) : null,
+      q.limit + 1,
+    );
     const { data, nextCursor } = page(keys, q.limit, (k) => encodeCursor(k.createdAt.toISOString(), k.id));
     res.json({ data: data.map(keyView), nextCursor });
   });

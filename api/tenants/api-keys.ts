@@ -37,12 +37,21 @@ export async function revokeNodeKey(prisma: PrismaClient, keyId: string): Promis
   if (!(await prisma.apiKey.findFirst({ where: { id: keyId, role: 'node' } }))) throw notFound('node key');
 }
 
-/** A page of node keys in creation order, after a keyset cursor (created_at, id); never the secret. */
-export const listNodeKeys = (prisma: PrismaClient, after: { at: Date; id: string } | null, take: number) =>
+/**
+ * A page of keys in creation order, after a keyset cursor (created_at, id), revoked ones too; never
+ * the secret or its hash (the prefix is what tells a leaked key apart). `of`: the node keys, or one
+ * tenant's keys.
+ */
+export const listKeys = (
+  prisma: PrismaClient,
+  of: { role: 'node' } | { role: 'tenant'; tenantId: string },
+  after: { at: Date; id: string } | null,
+  take: number,
+) =>
   prisma.apiKey.findMany({
     select: { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true },
     where: {
-      role: 'node',
+      ...of,
       ...(after
         ? { OR: [{ createdAt: { gt: after.at } }, { createdAt: after.at, id: { gt: after.id } }] }
         : {}),

@@ -51,7 +51,9 @@ export function adminPoolCommands(admin: Command, ctx: () => Context): void {
       }),
     );
     emit(c, t, () => {
-      const nodes = new Set(t.devices.map((d) => d.node)).size;
+      // Node names by id, once: looked up per hold, a 2,000-hold page scanned every device each time.
+      const nodeNames = new Map(t.devices.map((d) => [d.node, d.nodeName]));
+      const nodes = nodeNames.size;
       console.log(
         `pool ${t.pool}: ${t.devices.length} devices on ${nodes} nodes; holds from ${t.since} to ${t.now}, ` +
           `${t.switches} handoffs between jobs`,
@@ -60,7 +62,7 @@ export function adminPoolCommands(admin: Command, ctx: () => Context): void {
         table(
           ['node', 'device', 'job', 'name', 'tenant', 'stage', 'start', 'end', 'reason'],
           t.data.map((h) => {
-            const node = t.devices.find((d) => d.node === h.node)?.nodeName ?? h.node;
+            const node = nodeNames.get(h.node) ?? h.node;
             return [node, h.device, h.job, h.jobName, h.tenantName, h.stage, h.start, h.end, h.reason];
           }),
         ),
