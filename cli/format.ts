@@ -11,6 +11,19 @@ const ENDED: Record<NonNullable<Job['finishReason']>, string> = {
   target_accuracy: 'its target accuracy reached',
 };
 
+/** What a queued job waits for, in words; the reason's code follows in brackets for scripts and docs. */
+const WAITING: Record<NonNullable<Job['waitReason']>, string> = {
+  capacity: 'devices to free up',
+  quota: "its tenant's quota (active jobs, concurrent devices or device-hours)",
+  fair_share: 'other tenants under their share to be served first',
+  priority: 'jobs of higher priority ahead of it',
+  crash_loop: 'its crash back-off to end',
+  preempted: 'its turn again after a preemption',
+  paused: 'its tenant to resume it',
+  unschedulable:
+    'a node that can hold it: no ready node of its pool has enough devices, or enough memory a device, even empty',
+};
+
 export function describeJob(j: Job): string[] {
   const lines = [`job ${j.id}  ${j.name}  ${j.status}`];
   // A running job under a pause notice is paused too: its status alone would not say so.
@@ -22,7 +35,7 @@ export function describeJob(j: Job): string[] {
   }
   if (j.queuePosition != null) lines.push(`  queue position: ${j.queuePosition}`);
   if (j.estimatedStartAt) lines.push(`  estimated start: ${j.estimatedStartAt}`);
-  if (j.waitReason) lines.push(`  waiting for: ${j.waitReason}`);
+  if (j.waitReason) lines.push(`  waiting for: ${WAITING[j.waitReason] ?? j.waitReason} (${j.waitReason})`);
   // Runs the platform ended (preemptions, drains) do not count toward maxAttempts.
   const runs = j.attempts === j.countedAttempts ? '' : ` (${j.attempts} runs)`;
   lines.push(

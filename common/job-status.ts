@@ -31,6 +31,9 @@ export const waitReasons = [
   'preempted',
   // Its tenant paused it (POST /v1/jobs/{id}/pause): no round places it until it is resumed.
   'paused',
+  // No ready node of its pool could hold it even empty (too few devices, or too little memory on
+  // them): it waits for a node that can, and holds up nobody meanwhile.
+  'unschedulable',
 ] as const;
 export type WaitReason = (typeof waitReasons)[number];
 

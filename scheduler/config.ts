@@ -3,6 +3,7 @@ import { baseConfigSchema, databaseConfigShape, nodeLivenessShape, parseConfig }
 import { millis, numberIn, offOr, onOff, port, YEAR_HOURS, YEAR_SECONDS } from '../common/config-values.js';
 import { defaultPolicy } from './core/policy.js';
 import type { Policy } from './core/types.js';
+import { metricsHostShape } from '../common/metrics/serve.js';
 
 /** Seconds of a policy (run times, grace, waits): up to a year. */
 const seconds = (min: number) => numberIn({ min, max: YEAR_SECONDS, fraction: true });
@@ -42,6 +43,7 @@ export const schedulerConfigSchema = baseConfigSchema
     ),
     /** Port of this process's Prometheus endpoint (GET /metrics); 0 = off. */
     TIMESHARE_METRICS_PORT: port().default(0),
+    ...metricsHostShape,
   });
 
 export type SchedulerConfig = Readonly<z.output<typeof schedulerConfigSchema>>;

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readCapacity } from '../common/capacity.js';
+import { readAllShares } from '../common/shares.js';
 import os from 'node:os';
 import { connectDatabase } from '../common/db.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
@@ -28,8 +29,15 @@ const redis = connectRedis(config.REDIS_URL);
 const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
 const wake = new SchedulerWake(redis, names);
 const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-const metrics = createSchedulerMetrics(db.pool, () => readCapacity(redis, names));
-const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
+const metrics = createSchedulerMetrics(db.pool, {
+  capacity: () => readCapacity(redis, names),
+  shares: () => readAllShares(redis, names),
+});
+const metricsServer = await serveMetrics(
+  metrics.registry,
+  config.TIMESHARE_METRICS_PORT,
+  config.TIMESHARE_METRICS_HOST,
+);
 
 const rounds = startRoundLoop({
   pool: db.pool,

@@ -15,6 +15,7 @@ import {
 } from '../common/config.js';
 import { millis, nonBlank, numberIn, onOff, port, required, urlOf } from '../common/config-values.js';
 import { poolNameSchema } from '../common/job-spec.js';
+import { metricsHostShape } from '../common/metrics/serve.js';
 
 /** How long SIGTERM waits for jobs to checkpoint; `npm start` waits this and 15 s more before SIGKILL. */
 export const drainTimeoutSchema = millis(1000).default(60_000);
@@ -50,6 +51,7 @@ export const workerEnvSchema = baseConfigSchema
     TIMESHARE_BALANCER_THRESHOLD: numberIn({ min: 0.05, max: 1, fraction: true }).default(0.25),
     /** Port of the daemon's Prometheus endpoint (GET /metrics); 0 = off. */
     TIMESHARE_METRICS_PORT: port().default(0),
+    ...metricsHostShape,
   });
 
 const flagsSchema = z.object({

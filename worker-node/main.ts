@@ -62,7 +62,11 @@ metrics.setDevices(devices.length);
 metrics.countOutbox(() => outbox.pending);
 
 async function main(): Promise<void> {
-  const metricsServer = await serveMetrics(metrics.registry, config.TIMESHARE_METRICS_PORT);
+  const metricsServer = await serveMetrics(
+    metrics.registry,
+    config.TIMESHARE_METRICS_PORT,
+    config.TIMESHARE_METRICS_HOST,
+  );
   // What an earlier daemon could not deliver goes first: registering requeues the node's jobs, and
   // after that their checkpoint records and outcomes would be refused.
   const left = await outbox.open();

@@ -164,6 +164,10 @@ export const tokenSchema = z
     tokenType: z.literal('Bearer'),
     expiresAt: z.iso.datetime(),
     role: z.string(),
+    tenant: z
+      .object({ id: z.uuid(), name: z.string() })
+      .nullable()
+      .openapi({ description: "The key's tenant (null for a node key): who the token acts as" }),
   })
   .openapi('Token');
 
@@ -201,7 +205,9 @@ export const jobSchema = z
         description:
           'Why a queued job is not running, from the last scheduling round; null when it is not queued, and ' +
           'on a queued job no round has judged yet (a fresh submission, or a job back from a lost or ' +
-          'draining node): rounds run at once on a submission and at least every second',
+          'draining node): rounds run at once on a submission and at least every second. `unschedulable`: no ' +
+          'ready node of its pool could hold it even empty (more devices than a node has, or more memory a ' +
+          'device than a device has); it starts only once such a node registers',
       }),
     estimatedStartAt: z.iso
       .datetime()

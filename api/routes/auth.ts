@@ -26,7 +26,10 @@ export function authRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.post('/v1/auth/token', async (req, res) => {
     const { apiKey } = parseOrThrow(tokenRequestSchema, req.body);
-    const row = await deps.db.prisma.apiKey.findUnique({ where: { hash: hashSecret(apiKey) } });
+    const row = await deps.db.prisma.apiKey.findUnique({
+      where: { hash: hashSecret(apiKey) },
+      include: { tenant: { select: { id: true, name: true } } },
+    });
     if (!row || row.revokedAt) throw new ApiError('unauthorized', 'invalid or revoked API key', 'apiKey');
     const sub = row.role === 'tenant' ? row.tenantId! : row.id;
     const issued = issueToken(deps.config.TIMESHARE_JWT_SECRET, deps.config.TIMESHARE_JWT_TTL_SECONDS, {
@@ -43,6 +46,7 @@ export function authRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       tokenType: 'Bearer',
       expiresAt: issued.expiresAt.toISOString(),
       role: row.role,
+      tenant: row.tenant ? { id: row.tenant.id, name: row.tenant.name } : null,
     });
   });
   return r;

@@ -29,6 +29,7 @@ export function loginCommand(program: Command, ctx: () => Context): void {
       const next = { ...creds, apiUrl };
       if (opts.adminKey) next.adminKey = opts.adminKey;
       let role = 'admin';
+      let tenant: { id: string; name: string } | null = null;
       let expiresAt: string | null = null;
       if (!opts.adminKey || opts.apiKey) {
         const apiKey = opts.apiKey ?? process.env.TIMESHARE_API_KEY ?? (await readStdinLine());
@@ -36,11 +37,13 @@ export function loginCommand(program: Command, ctx: () => Context): void {
         const t = await exchangeKey(apiUrl, apiKey);
         Object.assign(next, { apiKey, token: t.token, expiresAt: t.expiresAt });
         role = t.role;
+        tenant = t.tenant;
         expiresAt = t.expiresAt;
       }
       await writeCredentials(next);
-      emit(c, { apiUrl, role, expiresAt, credentials: credentialsPath() }, () => {
-        console.log(`logged in to ${apiUrl} as ${role}${expiresAt ? ` (token until ${expiresAt})` : ''}`);
+      emit(c, { apiUrl, role, tenant, expiresAt, credentials: credentialsPath() }, () => {
+        const who = tenant ? `tenant ${tenant.name}` : role;
+        console.log(`logged in to ${apiUrl} as ${who}${expiresAt ? ` (token until ${expiresAt})` : ''}`);
       });
     });
 

@@ -1,23 +1,53 @@
 /**
- * The scheduler's metrics. The cluster's state (jobs by status, queue depth and oldest wait per
- * pool, nodes by status) is read from PostgreSQL, the source of truth, at scrape time, and each
- * pool's capacity signal (devices wanted, idle) from the leader's last round — so every
- * scheduler replica reports the same values and a dashboard takes max() across them. What only this
- * process knows (its sweeps, whether it holds the leader lease, the rounds it ran as leader) is
- * counted here.
+ * The scheduler's metrics. The cluster's state (jobs by status, queue depth, oldest wait and queued
+ * jobs by wait reason per pool, nodes by status, the leader lease's epoch) is read from PostgreSQL,
+ * the source of truth, at scrape time, and each pool's capacity signal (devices wanted, idle) and
+ * each tenant's share and entitlement from the leader's last round, in Redis — so every scheduler
+ * replica reports the same values and a dashboard takes max() across them. What only this process
+ * knows (its sweeps, whether it holds the leader lease, the rounds it ran as leader) is counted here.
  */
 import client from 'prom-client';
 import type pg from 'pg';
 import type { PoolCapacity } from '../capacity.js';
+import type { TenantPoolShare } from '../shares.js';
 
 /**
- * `capacity` reads the leader's last capacity signal (common/capacity.ts, in Redis), so that every
- * replica exports the same values, as with the database gauges.
+ * Why the leader gives a running job a preemption notice (scheduler/core/types.ts
+ * `PreemptDecision['reason']`; scheduler/main.ts, which hands the round loop's reports to
+ * `roundDone`, does not compile if that gains one this list lacks). Each starts at 0, so that rate() sees a reason's first notice.
  */
-export function createSchedulerMetrics(
-  pool: Pick<pg.Pool, 'query'>,
-  capacity: () => Promise<PoolCapacity[]> = async () => [],
-) {
+export const preemptionReasons = [
+  'priority',
+  'reclaim',
+  'aging',
+  'shrink',
+  'replan',
+  'compact',
+  'spread',
+  'pause',
+] as const;
+export type PreemptionReason = (typeof preemptionReasons)[number];
+
+/** The leader lease's row in `scheduler_leases` (scheduler/rounds/leader.ts `LEASE_NAME`). */
+const LEASE_NAME = 'scheduler';
+
+/** What a scrape reads from the leader's last round, in Redis (common/capacity.ts, common/shares.ts). */
+export interface RoundSources {
+  capacity?: () => Promise<PoolCapacity[]>;
+  shares?: () => Promise<TenantPoolShare[]>;
+}
+
+/** A round the leader ran (scheduler/rounds/round-loop.ts `RoundReport`). */
+export interface RoundFigures {
+  seconds: Record<string, number>;
+  placed: number;
+  /** The reason of each notice the round committed. */
+  noticeReasons: readonly PreemptionReason[];
+}
+
+export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>, sources: RoundSources = {}) {
+  const capacity = sources.capacity ?? (async () => []);
+  const shares = sources.shares ?? (async () => []);
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'timeshare_scheduler_' });
 
@@ -32,6 +62,15 @@ export function createSchedulerMetrics(
     name: 'timeshare_queue_depth_jobs',
     help: 'Queued jobs per pool (paused ones left out: no round places them)',
     labelNames: ['pool'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
+  const waiting = new client.Gauge({
+    name: 'timeshare_queue_waiting_jobs',
+    help:
+      'Queued jobs per pool by why they wait, the waitReason the last round stored (capacity, quota, fair_share, …; ' +
+      'none: no round has seen the job yet), from the database; paused ones left out',
+    labelNames: ['pool', 'reason'] as const,
     registers: [registry],
     collect: () => collectOnce(),
   });
@@ -67,6 +106,38 @@ export function createSchedulerMetrics(
   );
   const busy = poolDevices('timeshare_pool_busy_devices', 'Devices held by running and placed jobs');
   const idle = poolDevices('timeshare_pool_idle_devices', 'Devices on ready nodes that no job holds');
+  // Tenants are created by an admin, so a tenant label is bounded; by name, which is unique and
+  // never changes, rather than by id (a UUID nobody reads, and an unbounded label by the linter).
+  const tenantGauge = (name: string, help: string) =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['pool', 'tenant'] as const,
+      registers: [registry],
+      collect: () => collectOnce(),
+    });
+  const tenantShare = tenantGauge(
+    'timeshare_tenant_share_ratio',
+    "Dominant fraction of a pool a tenant holds (0..1, not divided by its weight), from the leader's last round",
+  );
+  const tenantEntitlement = tenantGauge(
+    'timeshare_tenant_entitlement_ratio',
+    "Fraction of a pool a tenant's weight entitles it to among the tenants wanting devices (0..1), from the leader's last round",
+  );
+  const tenantDevices = tenantGauge(
+    'timeshare_tenant_held_devices',
+    "Devices a tenant's jobs hold in a pool, from the leader's last round",
+  );
+  const tenantDemand = tenantGauge(
+    'timeshare_tenant_queued_devices',
+    "Devices a tenant's queued jobs want in a pool, from the leader's last round",
+  );
+  const leaderEpoch = new client.Gauge({
+    name: 'timeshare_scheduler_leader_epoch',
+    help: "The leader lease's fencing epoch, from the database: it grows by one with every change of leader",
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
   let isLeader = () => false;
   new client.Gauge({
     name: 'timeshare_scheduler_leader',
@@ -103,9 +174,11 @@ export function createSchedulerMetrics(
   });
   const notices = new client.Counter({
     name: 'timeshare_scheduler_preemption_notices_total',
-    help: 'Preemption notices the leader gave running jobs',
+    help: 'Preemption notices the leader gave running jobs, by reason (scheduler/core/types.ts PreemptDecision)',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
+  for (const reason of preemptionReasons) notices.inc({ reason }, 0);
   const scrapeErrors = new client.Counter({
     name: 'timeshare_scheduler_metrics_query_errors_total',
     help: 'Scrapes whose database reads failed (the gauges keep their last values)',
@@ -121,7 +194,7 @@ export function createSchedulerMetrics(
   }
   async function readDatabase(): Promise<void> {
     try {
-      const [byStatus, queued, byNode, pools] = await Promise.all([
+      const [byStatus, queued, byReason, byNode, lease, tenants, pools, tenantShares] = await Promise.all([
         pool.query<{ pool: string; status: string; n: string }>(
           `SELECT pool, status::text AS status, count(*) AS n FROM jobs GROUP BY pool, status`,
         ),
@@ -129,11 +202,18 @@ export function createSchedulerMetrics(
           `SELECT pool, count(*) AS n, extract(epoch FROM now() - min(queued_at))::float8 AS wait
              FROM jobs WHERE status = 'queued' AND paused_at IS NULL GROUP BY pool`,
         ),
+        pool.query<{ pool: string; reason: string; n: string }>(
+          `SELECT pool, coalesce(wait_reason, 'none') AS reason, count(*) AS n
+             FROM jobs WHERE status = 'queued' AND paused_at IS NULL GROUP BY 1, 2`,
+        ),
         pool.query<{ pool: string; status: string; n: string }>(
           `SELECT p.name AS pool, n.status::text AS status, count(*) AS n
              FROM nodes n JOIN pools p ON p.id = n.pool_id GROUP BY p.name, n.status`,
         ),
+        pool.query<{ epoch: string }>(`SELECT epoch FROM scheduler_leases WHERE name = $1`, [LEASE_NAME]),
+        pool.query<{ id: string; name: string }>(`SELECT id::text AS id, name FROM tenants`),
         capacity(),
+        shares(),
       ]);
       // reset() first: a pool or status that emptied must read 0 / vanish, not keep its last value.
       jobs.reset();
@@ -144,6 +224,10 @@ export function createSchedulerMetrics(
         queueDepth.set({ pool: r.pool }, Number(r.n));
         oldestWait.set({ pool: r.pool }, Math.max(0, r.wait ?? 0));
       }
+      waiting.reset();
+      for (const r of byReason.rows) waiting.set({ pool: r.pool, reason: r.reason }, Number(r.n));
+      leaderEpoch.reset();
+      if (lease.rows[0]) leaderEpoch.set(Number(lease.rows[0].epoch));
       nodes.reset();
       for (const r of byNode.rows) nodes.set({ pool: r.pool, status: r.status }, Number(r.n));
       for (const g of [wanted, queuedDevices, busy, idle]) g.reset();
@@ -152,6 +236,15 @@ export function createSchedulerMetrics(
         queuedDevices.set({ pool: c.pool }, c.queuedDevices);
         busy.set({ pool: c.pool }, c.busyDevices);
         idle.set({ pool: c.pool }, c.idleDevices);
+      }
+      const tenantName = new Map(tenants.rows.map((t) => [t.id, t.name]));
+      for (const g of [tenantShare, tenantEntitlement, tenantDevices, tenantDemand]) g.reset();
+      for (const s of tenantShares) {
+        const labels = { pool: s.pool, tenant: tenantName.get(s.tenantId) ?? s.tenantId };
+        tenantShare.set(labels, s.share);
+        tenantEntitlement.set(labels, s.entitlement);
+        tenantDevices.set(labels, s.devices);
+        tenantDemand.set(labels, s.demand);
       }
     } catch {
       scrapeErrors.inc();
@@ -168,11 +261,11 @@ export function createSchedulerMetrics(
       requeued.inc(requeuedJobs);
     },
     sweepFailed: () => sweeps.inc({ result: 'error' }),
-    /** A round the leader ran (scheduler/rounds/round-loop.ts `RoundReport`): seconds by phase. */
-    roundDone: (r: { seconds: Record<string, number>; placed: number; preempted: number }) => {
+    /** A round the leader ran: seconds by phase, its placements, and its notices by reason. */
+    roundDone: (r: RoundFigures) => {
       for (const [phase, seconds] of Object.entries(r.seconds)) roundSeconds.observe({ phase }, seconds);
       placements.inc(r.placed);
-      notices.inc(r.preempted);
+      for (const reason of r.noticeReasons) notices.inc({ reason });
     },
   };
 }

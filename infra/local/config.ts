@@ -22,6 +22,13 @@ export const launcherConfigSchema = z.object({
   /** The local worker's virtual devices (its --virtual-devices). */
   TIMESHARE_VIRTUAL_DEVICES: numberIn({ min: 1, max: 64 }).default(2),
   TIMESHARE_NODE_NAME: nonBlank().max(128, 'must be at most 128 characters').optional(),
+  /**
+   * The first of three ports, one Prometheus endpoint each: scheduler-a, scheduler-b, the worker
+   * (children.ts); 0 = off.
+   */
+  TIMESHARE_METRICS_PORT: numberIn({ min: 0, max: 65_533 }).default(0),
+  /** Where those endpoints listen; unset, the API's HOST. */
+  TIMESHARE_METRICS_HOST: nonBlank().optional(),
 });
 
 export type LauncherConfig = Readonly<z.output<typeof launcherConfigSchema>>;

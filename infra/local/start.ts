@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole system on one machine — API, two schedulers (leader + standby), webhook
  * dispatcher and one worker-node daemon — against PostgreSQL and Redis found or started by
- * services.ts. Prints the URL and a session admin key.
+ * services.ts. Prints the URL, a session admin key and where each process serves its metrics.
  * Each process is a real child process with its own entry point, as in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +13,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyMigrations } from '../../prisma/tools/schema-engine.js';
 import { CONFIG_EXIT_CODE, configOrExit } from '../../common/config.js';
+import {
+  childEnvironments,
+  metricsHostOf,
+  metricsPorts,
+  metricsPortsProblem,
+  metricsUrls,
+} from './children.js';
 import { loadLauncherConfig } from './config.js';
 import { findPostgres, findRedis, type Service } from './services.js';
 
@@ -233,6 +240,21 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
+  const metricsProblem = metricsPortsProblem(config);
+  if (metricsProblem) {
+    log(`${metricsProblem}: set TIMESHARE_METRICS_PORT to another port, or PORT`);
+    process.exit(1);
+  }
+  for (const [name, p] of Object.entries(metricsPorts(config) ?? {})) {
+    const err = await portFree(metricsHostOf(config), p);
+    if (err) {
+      log(
+        `cannot serve ${name}'s metrics on ${metricsHostOf(config)}:${p} (TIMESHARE_METRICS_PORT=${config.TIMESHARE_METRICS_PORT} ` +
+          `and the next two): ${err.code === 'EADDRINUSE' ? 'in use' : err.message}; set TIMESHARE_METRICS_PORT to another port`,
+      );
+      process.exit(1);
+    }
+  }
   // .data/ is made by what writes there (a private database, checkpoints, the outbox), not here:
   // a system on configured or local services left an empty one behind.
   const postgres = await findPostgres(dataDir, log);
@@ -247,7 +269,7 @@ async function main(): Promise<void> {
   const port = String(config.PORT);
   const host = config.HOST;
   const url = `http://${host}:${port}`;
-  const env: NodeJS.ProcessEnv = {
+  const shared: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: postgres.url,
     REDIS_URL: redis.url,
@@ -258,20 +280,22 @@ async function main(): Promise<void> {
     TIMESHARE_STORAGE_ROOT: process.env.TIMESHARE_STORAGE_ROOT ?? path.join(dataDir, 'checkpoints'),
     TIMESHARE_OUTBOX_DIR: process.env.TIMESHARE_OUTBOX_DIR ?? path.join(dataDir, 'outbox'),
   };
+  // The same environment for all, but a metrics port of its own for each scheduler and the worker.
+  const env = childEnvironments(shared, config);
 
-  const api = run('api', 'api/main.ts', env, [], apiNodeFlags);
+  const api = run('api', 'api/main.ts', env.api, [], apiNodeFlags);
   await waitForApi(url, api);
   const nodeName = config.TIMESHARE_NODE_NAME ?? os.hostname();
-  const nodeKey = await localNodeKey(url, env.TIMESHARE_ADMIN_KEY!, nodeName);
+  const nodeKey = await localNodeKey(url, shared.TIMESHARE_ADMIN_KEY!, nodeName);
   // Two schedulers: one leads (rounds under a lease), the other stands by and takes over within
   // TIMESHARE_LEADER_LEASE_MS if the leader dies.
-  run('scheduler-a', 'scheduler/main.ts', env);
-  run('scheduler-b', 'scheduler/main.ts', env);
-  run('webhooks', 'webhooks/main.ts', env);
+  run('scheduler-a', 'scheduler/main.ts', env['scheduler-a']);
+  run('scheduler-b', 'scheduler/main.ts', env['scheduler-b']);
+  run('webhooks', 'webhooks/main.ts', env.webhooks);
   run(
     'worker',
     'worker-node/main.ts',
-    { ...env, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey, TIMESHARE_NODE_NAME: nodeName },
+    { ...env.worker, TIMESHARE_API_URL: url, TIMESHARE_NODE_KEY: nodeKey, TIMESHARE_NODE_NAME: nodeName },
     ['--virtual-devices', String(config.TIMESHARE_VIRTUAL_DEVICES)],
   );
 
@@ -279,11 +303,17 @@ async function main(): Promise<void> {
     [
       '',
       `  Timeshare is running at ${url}`,
-      `  Admin key for this session: ${env.TIMESHARE_ADMIN_KEY}`,
+      `  Admin key for this session: ${shared.TIMESHARE_ADMIN_KEY}`,
       `  Dashboard: ${url}/ui/ (log in with the admin key, or a tenant's API key)`,
+      `  Prometheus metrics: ${metricsUrls(config)
+        .map((m) => `${m.name} ${m.url}`)
+        .join(', ')}`,
+      ...(metricsPorts(config)
+        ? []
+        : ["    (the schedulers' and the worker's: set TIMESHARE_METRICS_PORT=P for P, P+1 and P+2)"]),
       '',
-      `  export TS=${url} ADMIN=${env.TIMESHARE_ADMIN_KEY}`,
-      `  export TIMESHARE_API_URL=${url} TIMESHARE_ADMIN_KEY=${env.TIMESHARE_ADMIN_KEY}`,
+      `  export TS=${url} ADMIN=${shared.TIMESHARE_ADMIN_KEY}`,
+      `  export TIMESHARE_API_URL=${url} TIMESHARE_ADMIN_KEY=${shared.TIMESHARE_ADMIN_KEY}`,
       '  node cli/bin.mjs admin tenants create acme     # then: login, submit, logs -f …',
       '  (the README walks through the rest; Ctrl-C stops everything)',
       '',

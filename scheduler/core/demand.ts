@@ -18,8 +18,11 @@ import type { Decisions, Snapshot } from './types.js';
 /** One pool's signal (the fields are explained where it travels, common/capacity.ts). */
 export type PoolDemand = PoolCapacity;
 
-/** Reasons a queued job waits that more capacity would not remove. */
-const NOT_CAPACITY = new Set(['quota']);
+/**
+ * Reasons a queued job waits that more capacity would not remove: more nodes like the pool's would
+ * not hold an `unschedulable` job either.
+ */
+const NOT_CAPACITY = new Set(['quota', 'unschedulable']);
 
 export function poolDemand(snapshot: Snapshot, decisions: Decisions): PoolDemand[] {
   const pools = new Map<string, PoolDemand & { held: Set<string>; heldOnReady: Set<string> }>();

@@ -183,6 +183,8 @@ export function estimateQueue(
   waiting: readonly Waiting[],
   now: number,
   join?: JoinRule,
+  /** The pool's pace (pace.ts): unmeasured steps of the queued jobs' runs are priced at it. */
+  pace = 1,
 ): QueueEntryView[] {
   const openings = join ? new Openings(join.hosts, now, join.policy) : null;
   // The lightest queued job (busy + switch share): a job started in the replay becomes an opening
@@ -205,7 +207,7 @@ export function estimateQueue(
     // Infinity: not foreseen, no estimate).
     const own = Number.isFinite(w.notBefore) ? free.earliest(need) : null;
     if (own) {
-      const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone);
+      const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone, pace);
       const notBefore = Math.max(now, w.notBefore);
       // Devices of its own, unless a join starts earlier (free devices go first, as in the round).
       const start = Math.max(notBefore, own.at);

@@ -1,8 +1,10 @@
 /**
  * The order in which a pool's queued jobs are considered, as a tournament between tenants
  * (Kueue's admission order, adapted): jobs past the aging bound of tenants not borrowing first
- * (oldest first); then the tenant whose weighted dominant share after admitting its head job is
- * lowest (blended with its decayed past usage); then priority; then arrival. Within a tenant: aged, priority, arrival.
+ * (oldest first); then jobs whose admission keeps their tenant within its entitlement before jobs
+ * that would make it borrow (Kueue's "under nominal quota first"); within each, the tenant whose
+ * weighted dominant share after admitting its head job is lowest (blended with its decayed past
+ * usage); then priority; then arrival. Within a tenant: aged, priority, arrival.
  * Without fair share: one queue by aged, priority, arrival (FIFO). Before all of them, in either case,
  * the jobs that devices are being freed for (`first`): a preemption or a compaction made room for
  * them, and a job ahead in the order taking that room would only make them preempt again.
@@ -51,7 +53,8 @@ function sorted(jobs: readonly QueuedJob[], policy: Policy, now: number, first: 
 
 /**
  * A tenant's place in the tournament, from its head job: class (−1 devices freed for it, 0 promoted
- * by age, 1 by share), then its share after admission (for classes −1 and 0, its arrival), priority
+ * by age, 1 by share within its entitlement, 2 by share borrowing), then its share after admission
+ * (for classes −1 and 0, its arrival), priority
  * (negated), arrival and id. Updated in place as the head changes.
  */
 interface Key {
@@ -107,7 +110,10 @@ export function* admissionOrder(
       return k;
     }
     const p = plans.get(j)!;
-    k.cls = 1;
+    // The past-usage blend may rank a tenant that would borrow ahead of one within its entitlement;
+    // the reclaim rule, which judges current shares only, then took the device back from the first
+    // in the same round (a place and a preemption for one freed device). A borrower goes after.
+    k.cls = fair.borrowing(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) ? 2 : 1;
     k.share =
       fair.share(tenantId, p.devicesMin, p.devicesMin * p.deviceBytes) +
       policy.usageHistoryWeight * fair.history(tenantId);

@@ -9,6 +9,7 @@ import { crashBackoffUntil, estimateQueue, type JoinHost, type Waiting } from '.
 import { FairShare } from './fair-share.js';
 import { admissionOrder, isPromoted } from './order.js';
 import { DEFAULT_PARTIAL_TAIL, planJob, remainingSeconds } from '../planner/plan-job.js';
+import { poolPace } from './pace.js';
 import { findCompaction, type CompactionMove } from './compact.js';
 import { findSpreads } from './spread.js';
 import { claimLeaving, findVictims, grownBy, movesElsewhere, victimRules } from './preempt.js';
@@ -84,6 +85,10 @@ export function schedulePool(
     if (back) for (const s of model.slotsOf(back.nodeId, back.devices)) s.held = true;
   }
   for (const h of input.held) for (const s of model.slotsOf(h.nodeId, h.devices)) s.held = true;
+  // How the pool's measured jobs run against the prior: the estimates price unmeasured steps at it.
+  const pace = poolPace(input.running, (r) =>
+    model.slotsOf(r.nodeId, r.devices).every((s) => s.occupants.length === 1),
+  );
   // Each running job's part of the pool: a device shared by n jobs counts 1/n for each.
   const footprint = new Map<string, { devices: number; memory: number }>();
   for (const slots of model.slots.values())
@@ -105,6 +110,10 @@ export function schedulePool(
   let leastThreads = Infinity;
   for (const n of input.nodes) for (const d of n.devices) leastThreads = Math.min(leastThreads, d.threads);
   const threadsPerDevice = Number.isFinite(leastThreads) ? leastThreads : 1;
+  // A job no ready node of the pool holds, even emptied, while the pool has nodes: it waits for a
+  // node that can (`unschedulable`), with no estimate, and counts for nothing meanwhile — not as its
+  // tenant's demand, not as a job waiting for devices (growth), not as a reservation.
+  const unschedulable = (plan: JobPlan) => input.nodes.length > 0 && !model.someNodeHolds(plan);
   for (const j of input.queued) {
     const cap = tenants.get(j.tenantId)?.maxDevicesPerJob ?? j.maxDevices;
     const plan = planJob({
@@ -116,7 +125,7 @@ export function schedulePool(
       threadsPerDevice,
     });
     plans.set(j, plan);
-    fair.of(j.tenantId).demand += plan.devicesMin;
+    if (!unschedulable(plan)) fair.of(j.tenantId).demand += plan.devicesMin;
   }
   fair.settle();
 
@@ -161,7 +170,7 @@ export function schedulePool(
       r.id,
       leaving.has(r.id)
         ? (r.preemptRequestedAt ?? now) + policy.preemptGraceSeconds * 1000
-        : now + remainingSeconds(r.plan, r.steps, r.stepsDone) * 1000,
+        : now + remainingSeconds(r.plan, r.steps, r.stepsDone, pace) * 1000,
     );
   // An aged job that does not fit holds a reservation from when its devices are predicted free;
   // later jobs still start if they are predicted to end before it (Slurm's backfill), so waiting
@@ -193,7 +202,7 @@ export function schedulePool(
     const wasBorrowing = policy.protectOwnerDevices && fair.borrowing(job.tenantId);
     if (policy.protectOwnerDevices)
       ownPlacements.set(job.tenantId, (ownPlacements.get(job.tenantId) ?? 0) + 1);
-    placedEnds.push([job.id, now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000]);
+    placedEnds.push([job.id, now + remainingSeconds(plan, job.workload.steps, job.stepsDone, pace) * 1000]);
     // Fields named, not spread: 5,000 decisions a round share one object shape.
     const map = stageDeviceMap(plan.mode, devices, {
       generate: plan.generateDevices,
@@ -235,7 +244,7 @@ export function schedulePool(
     // A job no node of the pool holds is not foreseen (no estimate): the replay counts devices, not
     // their memory, and told a job wanting more memory a device than any has that it starts now.
     waiting.push({ job, plan, reason, notBefore: model.someNodeHolds(plan) ? notBefore : Infinity });
-    if (reason !== 'quota' && reason !== 'crash_loop')
+    if (reason !== 'quota' && reason !== 'crash_loop' && reason !== 'unschedulable')
       highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
   };
   // When a job noticed this round leaves its node (ms): at the end of its grace, as one noticed
@@ -304,6 +313,10 @@ export function schedulePool(
     const plan = plans.get(job)!;
     const tenant = tenants.get(job.tenantId);
     const aged = isPromoted(job, fair, policy, now);
+    if (unschedulable(plan)) {
+      waitFor(job, plan, Infinity, 'unschedulable');
+      continue;
+    }
     const notBefore = crashBackoffUntil(job, policy);
     if (notBefore > now) {
       waitFor(job, plan, notBefore, 'crash_loop');
@@ -352,7 +365,7 @@ export function schedulePool(
       policy.backfill &&
       blockedBy !== null &&
       ((policy.lendReservedDevices && policy.preemption) ||
-        now + remainingSeconds(plan, job.workload.steps, job.stepsDone) * 1000 <= reservedFrom);
+        now + remainingSeconds(plan, job.workload.steps, job.stepsDone, pace) * 1000 <= reservedFrom);
     if (blockedBy && !backfill) {
       waitFor(job, plan, notBefore, blockedReason(blockedBy, job));
       continue;
@@ -484,7 +497,7 @@ export function schedulePool(
   const join = policy.timeSharing
     ? { hosts: joinHosts(model, input.running, placedHere, endOf, leaving, now), policy }
     : undefined;
-  for (const v of estimateQueue(input.pool, freeAt, waiting, now, join)) out.queue.push(v);
+  for (const v of estimateQueue(input.pool, freeAt, waiting, now, join, pace)) out.queue.push(v);
 
   for (const [tenantId, u] of fair.usage)
     if (u.devices > 1e-9 || u.demand > 0)
@@ -678,7 +691,9 @@ function atNode(leaving: { nodeId: string; at: number } | undefined, nodeId: str
 
 /** Whether a job waits that devices would start (not one held back by its quota or a crash loop). */
 function waitsForDevices(waiting: readonly Waiting[]): boolean {
-  return waiting.some((w) => w.reason !== 'quota' && w.reason !== 'crash_loop');
+  return waiting.some(
+    (w) => w.reason !== 'quota' && w.reason !== 'crash_loop' && w.reason !== 'unschedulable',
+  );
 }
 
 /**

@@ -197,7 +197,8 @@ export function victimRules(
     };
     return (v: RunningJob, tenantGone?: Footprint): PreemptDecision['reason'] | null => {
       if (ctx.leaving.has(v.id) || !ranMinimum(v, policy, now)) return null;
-      return reasonFor(v, tenantGone) ?? (need <= grownBy(v) ? 'shrink' : null);
+      // A job giving back only what it grew into is told so, whichever rule also allows it.
+      return need <= grownBy(v) ? 'shrink' : reasonFor(v, tenantGone);
     };
   };
   const judged = reasonsAt({ devices: whole.devices / n, memory: whole.memory / n });

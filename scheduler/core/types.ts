@@ -94,6 +94,11 @@ export interface JobPlan {
   predictedStepSeconds: number;
   /** Partial rollouts of a temporal plan (share of groups carried; 0: off). */
   partialTail: number;
+  /**
+   * The prior's step time for this plan (what `stepSeconds` blends in at `1 − confidence`), for the
+   * pool's pace (pace.ts); absent: not known, and the step is taken as it is.
+   */
+  priorStepSeconds?: number;
 }
 
 export interface RunningJob {

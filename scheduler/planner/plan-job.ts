@@ -406,9 +406,20 @@ function computePlan(input: PlanInput): JobPlan {
     trainDevices: chosen.train.length,
     predictedStepSeconds: chosen.stepSeconds,
     partialTail,
+    priorStepSeconds: priorStep,
   };
 }
 
 /** Seconds a job needs to finish from `stepsDone`, alone on its devices. */
-export const remainingSeconds = (plan: JobPlan, steps: number, stepsDone: number) =>
-  Math.max(0, steps - stepsDone) * plan.stepSeconds;
+export const remainingSeconds = (plan: JobPlan, steps: number, stepsDone: number, pace = 1) =>
+  Math.max(0, steps - stepsDone) * pacedStepSeconds(plan, pace);
+
+/**
+ * A plan's step with the part the prior still prices (`1 − confidence`) at the pool's pace: how its
+ * measured jobs run against the prior (pace.ts). A job that has not run yet is priced at the prior
+ * alone, and the prior knows the engine's compute, not the machine it shares nor the overhead of a
+ * step around it: on a loaded 2-core machine the pool's fresh jobs ran 3.7× the prior's step, and
+ * every estimate behind them came that much early.
+ */
+export const pacedStepSeconds = (plan: JobPlan, pace: number) =>
+  plan.stepSeconds + (1 - plan.confidence) * (plan.priorStepSeconds ?? 0) * (pace - 1);

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { notifyEvents, notifyNode, sendControl } from '../../common/jobs/notify.js';
 import type { RedisNames } from '../../common/queues.js';
 import { writeCapacity, type PoolCapacity } from '../../common/capacity.js';
+import type { PoolShare, TenantSharesEntry } from '../../common/shares.js';
 import type { Decisions } from '../core/types.js';
 import type { Applied } from './apply-decisions.js';
 
@@ -56,7 +57,8 @@ export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, 
     };
     view.push(q.jobId, JSON.stringify(e));
   }
-  const shares = new Map<string, Record<string, unknown>>();
+  // The shape common/shares.ts describes: the API and every replica's metrics read it.
+  const shares = new Map<string, Record<string, PoolShare>>();
   for (const s of d.shares) {
     const t = shares.get(s.tenantId) ?? {};
     t[s.pool] = { share: s.share, entitlement: s.entitlement, devices: s.devices, demand: s.demand };
@@ -66,7 +68,8 @@ export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, 
   const tmpShares = `${names.sharesKey}:next`;
   const m = redis.multi().del(tmpView, tmpShares);
   for (let i = 0; i < view.length; i += 2000) m.hset(tmpView, ...view.slice(i, i + 2000));
-  for (const [t, v] of shares) m.hset(tmpShares, t, JSON.stringify({ pools: v, at: now }));
+  for (const [t, v] of shares)
+    m.hset(tmpShares, t, JSON.stringify({ pools: v, at: now } satisfies TenantSharesEntry));
   m.del(names.queueViewKey, names.sharesKey);
   if (view.length) m.rename(tmpView, names.queueViewKey);
   if (shares.size) m.rename(tmpShares, names.sharesKey);

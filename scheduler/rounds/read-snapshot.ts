@@ -203,7 +203,7 @@ export async function readSnapshot(
              LEFT JOIN LATERAL (SELECT data FROM job_events
                                   WHERE job_id = j.id AND type = 'job.preempting' ORDER BY id DESC LIMIT 1) pg ON true
             WHERE j.id = ANY($1::uuid[])
-              AND (pe.data->>'reason' IN ('replan', 'reclaim', 'aging', 'priority')
+              AND (pe.data->>'reason' IN ('replan', 'reclaim', 'aging', 'priority', 'shrink')
                    OR pe.data->>'reason' = ANY($2::text[]))
               -- Resumed since: it entered the queue anew, with no devices kept for it and no claim.
               AND NOT EXISTS (SELECT 1 FROM job_events r

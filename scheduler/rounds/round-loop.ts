@@ -14,7 +14,7 @@ import type { Logger } from '../../common/logger.js';
 import type { RedisNames } from '../../common/queues.js';
 import { poolDemand } from '../core/demand.js';
 import { schedule } from '../core/schedule.js';
-import type { Policy } from '../core/types.js';
+import type { Policy, PreemptDecision } from '../core/types.js';
 import { decayUsage } from '../core/usage-decay.js';
 import { applyDecisions, DeposedError, type UsageWrite } from './apply-decisions.js';
 import { acquireLease, releaseLease } from './leader.js';
@@ -38,6 +38,8 @@ export interface RoundReport {
   seconds: { read: number; schedule: number; apply: number; publish: number; total: number };
   placed: number;
   preempted: number;
+  /** The reason of each notice the round committed (`preempted` of them). */
+  noticeReasons: PreemptDecision['reason'][];
 }
 
 export interface RoundStats {
@@ -130,6 +132,7 @@ export function startRoundLoop(deps: {
     await publishRound(redis, names, applied, d, read.now, poolDemand(read.snapshot, d));
     const ended = performance.now();
     const ms = ended - started;
+    const reasonOf = new Map(d.preempt.map((p) => [p.jobId, p.reason]));
     stats.rounds++;
     stats.lastRoundMs = ms;
     stats.placed += applied.placed;
@@ -143,6 +146,7 @@ export function startRoundLoop(deps: {
       },
       placed: applied.placed,
       preempted: applied.noticed.length,
+      noticeReasons: applied.noticed.flatMap((n) => reasonOf.get(n.jobId) ?? []),
     });
     if (applied.placed || applied.noticed.length || applied.takenBack)
       logger.info(

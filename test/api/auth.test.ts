@@ -72,6 +72,8 @@ describe('tokens', () => {
     assert.equal(p.aud, 'timeshare-api');
     assert.ok(typeof p.iat === 'number' && typeof p.exp === 'number' && p.exp > p.iat);
     assert.equal(new Date(res.body.expiresAt).getTime(), p.exp * 1000);
+    // Who the token acts as, for a dashboard header or `whoami`.
+    assert.deepEqual(res.body.tenant, { id: acme.id, name: acme.name });
   });
 
   test('missing, garbage, expired, wrong-secret, wrong-audience and alg:none tokens are 401', async () => {
@@ -127,6 +129,7 @@ describe('roles', () => {
     const key = await h.admin(h.http.post('/v1/node-keys')).send({ name: 'n1' }).expect(201);
     const tok = await h.http.post('/v1/auth/token').send({ apiKey: key.body.apiKey }).expect(200);
     assert.equal(tok.body.role, 'node');
+    assert.equal(tok.body.tenant, null);
     const asNode = (r: ReturnType<typeof h.http.get>) => r.set('Authorization', `Bearer ${tok.body.token}`);
     await asNode(h.http.get('/v1/jobs')).expect(403);
     const reg = await asNode(h.http.post('/v1/nodes/register'))

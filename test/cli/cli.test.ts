@@ -43,7 +43,7 @@ test(
   async () => {
     const login = await runCli(['login', '--api-key', apiKey], env);
     assert.equal(login.code, 0, login.stderr);
-    assert.match(login.stdout, /logged in to .* as tenant/);
+    assert.match(login.stdout, /logged in to .* as tenant cli-tenant /);
     assert.equal((await stat(credentialsFile())).mode & 0o777, 0o600);
 
     const specFile = path.join(home, 'job.yaml');

@@ -41,7 +41,7 @@ test('jobs pause takes a job out of the queue until jobs resume', async () => {
   assert.equal(paused.stdout.trim(), `job ${id} paused (queued)`);
   assert.doesNotMatch(await queue(), new RegExp(id), 'a paused job is in no round');
   const got = (await runCli(['jobs', 'get', id], cli.env)).stdout;
-  assert.match(got, /waiting for: paused/);
+  assert.match(got, /waiting for: its tenant to resume it \(paused\)/);
   const json = await runCli(['jobs', 'pause', id, '--json'], cli.env);
   const pausedAt = JSON.parse(json.stdout).pausedAt as string;
   assert.ok(pausedAt, json.stdout);

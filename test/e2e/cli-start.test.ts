@@ -113,8 +113,10 @@ test('npm start, then the CLI: login → submit → logs -f → checkpoints down
     return j.waitReason ? j : null;
   });
   assert.equal(waiting.status, 'queued');
+  // 3 devices on a node of 2: no node of the pool could hold it, and it says so.
+  assert.equal(waiting.waitReason, 'unschedulable');
   const got = await ok(['jobs', 'get', bigId]);
-  assert.match(got.stdout, new RegExp(`waiting for: ${waiting.waitReason}`));
+  assert.match(got.stdout, /waiting for: a node that can hold it: .* \(unschedulable\)/);
   assert.match(got.stdout, /queue position: 1/);
   const queue = await ok(['queue', 'default'], asAdmin);
   assert.match(queue.stdout, new RegExp(`${bigId}.*too-big.*${waiting.waitReason}`));

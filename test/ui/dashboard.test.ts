@@ -1,10 +1,13 @@
 /**
  * The dashboard in a real browser against a real cluster (API, scheduler, one worker daemon with
  * one device): a tenant logs in with its API key, submits a job from the UI, watches it reach
- * `running` and draw its reward curve; a second job joins it on the same device, and the admin's
- * pool page shows the two alternating on that device's lock timeline (usage, tenants and nodes are
- * visited on the way); a running job paused from its page waits as paused and runs again when
- * resumed. Screenshots go to test-artifacts/ui/; no console error may appear.
+ * `running` and draw its reward curve (a flat KL on a sensible axis), its checkpoints newest first;
+ * a second job joins it on the same device, and the admin's pool page shows the two alternating on
+ * that device's lock timeline, its times readable on a phone (usage with its jobs by status, a job's
+ * address opened by the admin, tenants and nodes are visited on the way); a running job paused from
+ * its page waits as paused, runs again when resumed, and is cancelled only once that is confirmed;
+ * a job no node of its pool can hold says so. Screenshots go to test-artifacts/ui/; no console error
+ * may appear.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,6 +55,8 @@ test(
     await page.getByLabel('API key').fill(tenant.apiKey);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByTestId('jobs-table').waitFor();
+    // The header says who is logged in: the tenant, by name (it said "tenant").
+    assert.equal(await page.getByTestId('who').innerText(), 'ui-tenant');
 
     await page.getByTestId('open-submit').click();
     // A refused spec names its field.
@@ -93,6 +98,32 @@ test(
     ]);
     assert.match(download.suggestedFilename(), /^ui-first-step\d+\.safetensors$/);
     await page.getByText('saved, sha256 verified').waitFor();
+    // Newest checkpoint first (the one people download); they were listed oldest first.
+    const checkpointRows = page.getByTestId('checkpoints-table').locator('tbody tr');
+    await waitFor('two checkpoints listed', async () => (await checkpointRows.count()) >= 2, 60_000);
+    const steps = (await checkpointRows.locator('td:first-child').allInnerTexts()).map(Number);
+    assert.deepEqual(
+      steps,
+      [...steps].sort((a, b) => b - a),
+      `checkpoint steps in the order listed: ${steps.join(', ')}`,
+    );
+    // KL stays 0 without a klCoef: its axis is ±1 around the line, not 0–100.
+    const klValues = (
+      await tenant.as(c.h.http.get(`/v1/jobs/${firstId}/metrics?name=kl`)).expect(200)
+    ).body.data.map((p: { value: unknown }) => p.value);
+    assert.ok(klValues.length > 0 && klValues.every((v: unknown) => v === 0), `kl: ${klValues.join(', ')}`);
+    const klAxis = page.getByTestId('chart-kl').locator('[data-y-max]');
+    await klAxis.waitFor();
+    await waitFor(
+      'the flat KL curve on a ±1 axis',
+      async () =>
+        (await klAxis.getAttribute('data-y-min')) === '-1' &&
+        (await klAxis.getAttribute('data-y-max')) === '1',
+      15_000,
+    ).catch(async (err: Error) => {
+      const range = [await klAxis.getAttribute('data-y-min'), await klAxis.getAttribute('data-y-max')];
+      throw new Error(`${err.message}: the axis is ${range.join(' to ')}`);
+    });
     await screenshot('job-page');
     // Loaded by its address (a reload, a shared link), the page stays (the router sent it to the list).
     await page.reload();
@@ -136,11 +167,23 @@ test(
     await screenshot('jobs');
     await page.getByRole('link', { name: 'Quota and usage' }).click();
     await page.getByTestId('usage').getByText('Active jobs').waitFor();
+    // Its jobs by status (of those that held devices this month): the two running ones.
+    const runningCount = page.locator('[data-testid=usage-status][data-status=running]');
+    await runningCount.waitFor({ timeout: 30_000 });
+    assert.ok(Number(await runningCount.getAttribute('data-count')) >= 1);
+    await screenshot('usage');
 
     // The admin's view of the pool.
     await page.getByTestId('logout').click();
     await page.getByLabel('API key').fill(c.h.adminKey);
     await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByTestId('pools-table').waitFor();
+    // A job's address (a link a tenant shared): the API lets only its tenant read it, which the page
+    // says, and asks the API nothing; it sent the admin back to the pools without a word.
+    await page.goto(`${ui}jobs/${firstId}`);
+    await page.getByTestId('admin-job').filter({ hasText: 'only the tenant' }).waitFor();
+    assert.match(page.url(), new RegExp(`/ui/jobs/${firstId}$`));
+    await page.getByRole('link', { name: '← Pools' }).click();
     await page.getByTestId('pools-table').getByRole('link', { name: 'default' }).click();
     const timeline = page.locator('[data-testid=lock-timeline]');
     await waitFor(
@@ -189,6 +232,16 @@ test(
     });
     const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
     assert.ok(overflow <= 0, `the pool page is ${overflow}px wider than a phone's screen`);
+    // The timeline's times stay apart on one line (five of them ran into each other).
+    const ticks: { x: number; y: number; width: number }[] = [];
+    for (const tick of await timeline.getByTestId('timeline-tick').all())
+      if (await tick.isVisible()) ticks.push((await tick.boundingBox())!);
+    assert.ok(ticks.length >= 2, `${ticks.length} times under the timeline`);
+    for (let i = 1; i < ticks.length; i++) {
+      const [left, right] = [ticks[i - 1]!, ticks[i]!];
+      assert.equal(right.y, left.y, 'the times on one line');
+      assert.ok(right.x - (left.x + left.width) >= 8, `times ${i} and ${i + 1} are apart`);
+    }
     await screenshot('pool-timeline-phone');
 
     for (const id of [firstId, second.body.id as string])
@@ -246,7 +299,68 @@ test(
     await page.locator(`[data-job-id="${id}"]`).waitFor();
     await page.waitForFunction("document.querySelectorAll('[data-job-id]').length === 1");
 
-    await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
+    // Cancel asks first; Escape and "Keep the job" keep it (one click cancelled it).
+    const cancels: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/cancel')) cancels.push(r.url());
+    });
+    await page.locator(`[data-job-id="${id}"]`).getByRole('link').click();
+    await page.locator('[data-testid=job-status][data-status=running]').waitFor();
+    const confirm = page.getByRole('dialog', { name: 'Cancel ui-paused?' });
+    await page.getByTestId('cancel-job').click();
+    await confirm.waitFor();
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    await page.getByTestId('cancel-job').click();
+    await confirm.getByRole('button', { name: 'Keep the job' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    assert.deepEqual(cancels, []);
+    assert.equal((await tenant.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body.status, 'running');
+    await page.getByTestId('cancel-job').click();
+    await confirm.getByTestId('confirm-cancel').click();
+    await page.locator('[data-testid=job-status][data-status=cancelled]').waitFor({ timeout: 30_000 });
+    assert.equal(cancels.length, 1);
     assert.deepEqual(errors, []);
   },
 );
+
+test('a job no node of its pool can hold says so, and why', { timeout: 60_000 }, async () => {
+  const tenant = await c.h.createTenant('ui-oversized');
+  const { page, errors, screenshot } = await openPage(browser);
+  await page.goto(`${c.h.api.url}/ui/`);
+  await page.getByLabel('API key').fill(tenant.apiKey);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByTestId('jobs-table').waitFor();
+  // The pool's one node has one device of 256 MiB: one job wants two devices, the other 1 GiB a device.
+  const wide = (
+    await tenant
+      .as(c.h.http.post('/v1/jobs'))
+      .send({ name: 'too-wide', resources: { devices: 2 }, workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body.id as string;
+  const big = (
+    await tenant
+      .as(c.h.http.post('/v1/jobs'))
+      .send({
+        name: 'too-big',
+        resources: { devices: 1, memoryPerDeviceMiB: 1024 },
+        workflow: { task: { name: 'addition' } },
+      })
+      .expect(201)
+  ).body.id as string;
+  for (const id of [wide, big])
+    await page.locator(`[data-job-id="${id}"]`).getByTestId('queue-no-node').waitFor({ timeout: 30_000 });
+
+  await page.goto(`${c.h.api.url}/ui/jobs/${wide}`);
+  const notice = page.getByTestId('no-node-holds');
+  await notice.filter({ hasText: 'No node of pool default can hold this job' }).waitFor({ timeout: 30_000 });
+  assert.match(await notice.innerText(), /asks for 2 devices\. No node of the pool has that many devices/);
+  assert.doesNotMatch(await page.getByTestId('queue-info').innerText(), /waiting for free devices/);
+  await screenshot('job-no-node');
+  await page.goto(`${c.h.api.url}/ui/jobs/${big}`);
+  await notice.filter({ hasText: 'asks for 1 device.' }).waitFor({ timeout: 30_000 });
+  assert.match(await notice.innerText(), /the memory the job needs on each \(1,024 MiB, as its spec asks\)/);
+
+  for (const id of [wide, big]) await tenant.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect(200);
+  assert.deepEqual(errors, []);
+});

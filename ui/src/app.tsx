@@ -15,6 +15,7 @@ import { UsageView } from './views/usage.js';
 import { PoolsView } from './views/pools.js';
 import { PoolPage } from './views/pool-page.js';
 import { NodesView, TenantsView } from './views/admin.js';
+import { AdminJobNotice } from './views/admin-job.js';
 
 const NAV = {
   tenant: [
@@ -47,8 +48,8 @@ function Shell({ session, onLogout }: { session: Session; onLogout: () => void }
               <Title order={4}>Timeshare</Title>
             </Group>
             <Group gap="xs">
-              <Text size="sm" c="dimmed" visibleFrom="xs">
-                {session.role}
+              <Text size="sm" c="dimmed" visibleFrom="xs" data-testid="who">
+                {session.tenantName ?? session.role}
               </Text>
               <Button size="xs" variant="default" onClick={onLogout} data-testid="logout">
                 Log out
@@ -114,6 +115,7 @@ function AdminRoutes() {
       <Route path="/pools/:name">{(p) => <PoolPage name={decodeURIComponent(p.name)} />}</Route>
       <Route path="/tenants">{() => <TenantsView />}</Route>
       <Route path="/nodes">{() => <NodesView />}</Route>
+      <Route path="/jobs/:id">{(p) => <AdminJobNotice id={p.id} />}</Route>
       <Route>{() => <Redirect to="/pools" />}</Route>
     </Switch>
   );

@@ -1,4 +1,6 @@
 /** Display helpers shared by the views. */
+import type { Job } from '../../sdk/src/index.js';
+
 export const finalStatuses = new Set(['succeeded', 'failed', 'cancelled']);
 
 export const statusColor: Record<string, string> = {
@@ -48,4 +50,14 @@ export const waitReasonText: Record<string, string> = {
   crash_loop: 'backing off after repeated failures',
   preempted: 'preempted; waiting to resume from its checkpoint',
   paused: 'paused by its tenant; resume it to run',
+  unschedulable: 'no node of its pool can hold it',
 };
+
+/**
+ * A queued job no node of its pool can hold (more devices than any node has, more memory a device
+ * than any device has): the scheduler's `unschedulable` wait. Without this it read as an ordinary
+ * wait for free devices.
+ */
+export function noNodeHolds(j: Job): boolean {
+  return j.status === 'queued' && !j.pausedAt && j.waitReason === 'unschedulable';
+}

@@ -15,6 +15,8 @@ export interface Session {
   apiKey: string;
   token?: string;
   expiresAt?: string;
+  /** The tenant's name, for the header (the token exchange tells it). */
+  tenantName?: string;
 }
 
 const STORAGE_KEY = 'timeshare.session';
@@ -63,7 +65,13 @@ export async function login(apiKey: string): Promise<Session> {
   const anonymous = createTimeshareClient({ baseUrl });
   const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey } }));
   if (t.role !== 'tenant') throw new TimeshareError(403, 'forbidden', 'a node key cannot use the dashboard');
-  const s: Session = { role: 'tenant', apiKey, token: t.token, expiresAt: t.expiresAt };
+  const s: Session = {
+    role: 'tenant',
+    apiKey,
+    token: t.token,
+    expiresAt: t.expiresAt,
+    ...(t.tenant ? { tenantName: t.tenant.name } : {}),
+  };
   saveSession(s);
   return s;
 }

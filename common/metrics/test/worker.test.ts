@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createWorkerMetrics } from '../../../worker-node/metrics.js';
 import { serveMetrics } from '../serve.js';
+import { loadSchedulerConfig } from '../../../scheduler/config.js';
+import { loadWorkerConfig } from '../../../worker-node/config.js';
 
 /** The value of one series in an exposition, whatever the order of its labels; null if absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number | null {
@@ -102,5 +104,18 @@ test('the metrics endpoint serves the registry, 404s elsewhere, and is off at po
     assert.equal((await fetch(`http://127.0.0.1:${server.port}/`)).status, 404);
   } finally {
     await server.close();
+  }
+});
+
+test('the endpoint listens on TIMESHARE_METRICS_HOST, every interface unless told', () => {
+  const loaders = [
+    (env: NodeJS.ProcessEnv) => loadSchedulerConfig(env),
+    (env: NodeJS.ProcessEnv) => loadWorkerConfig([], { TIMESHARE_NODE_KEY: 'tsn_test', ...env }),
+  ];
+  for (const load of loaders) {
+    const host = (env: NodeJS.ProcessEnv) => load(env).TIMESHARE_METRICS_HOST;
+    assert.equal(host({}), '0.0.0.0', 'where the images and the chart have Prometheus scrape it');
+    assert.equal(host({ TIMESHARE_METRICS_HOST: '127.0.0.1' }), '127.0.0.1');
+    assert.throws(() => host({ TIMESHARE_METRICS_HOST: ' ' }), /TIMESHARE_METRICS_HOST/);
   }
 });

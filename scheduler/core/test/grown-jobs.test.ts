@@ -38,6 +38,25 @@ describe('schedule(): jobs grown into idle devices', () => {
     );
   });
 
+  it('says `shrink` to a job of a borrowing tenant giving back what it grew into, not `reclaim`', () => {
+    // a's two jobs asked 1 device each and grew to a node each; b wants one device. a borrows, and
+    // one grown job leaving keeps a above b: the share rule allows a reclaim as well.
+    const s = snapshot({
+      nodes: [node('n1', 2), node('n2', 2)],
+      tenants: [tenant('a'), tenant('b')],
+      running: [
+        running('grown1', 'a', 'n1', [0, 1], { minDevices: 1 }),
+        running('grown2', 'a', 'n2', [0, 1], { minDevices: 1 }),
+      ],
+      queued: [queued('q', 'b')],
+    });
+    const d = schedule(s, { ...defaultPolicy, maxJobsPerDevice: 1 }, T0);
+    assert.deepEqual(
+      d.preempt.map((p) => [p.tenantId, p.reason, p.forJobId]),
+      [['a', 'shrink', 'q']],
+    );
+  });
+
   it('keeps them from a job wider than what it grew into', () => {
     const d = schedule(pool(3, [queued('q', 'a', { devices: 2, maxDevices: 2 })]), defaultPolicy, T0);
     assert.deepEqual(d.preempt, []);

@@ -101,7 +101,7 @@ describe('schedule(): placement', () => {
       T0,
     );
     assert.deepEqual(placedIds(d), []);
-    assert.equal(view(d, 'big')!.waitReason, 'capacity');
+    assert.equal(view(d, 'big')!.waitReason, 'unschedulable');
     const tightHost = node('n1', 2, { hostMemoryBytes: GiB + 1024 });
     const d2 = schedule(
       snapshot({
@@ -198,7 +198,7 @@ describe('schedule(): quotas and order', () => {
     assert.equal(view(d, 'b1')!.waitReason, 'quota');
   });
 
-  it('says a job no node can hold waits for capacity with no estimate, even of a tenant at its share', () => {
+  it('says a job no node can hold is unschedulable, with no estimate, even of a tenant at its share', () => {
     // a holds 2 of 4 devices, its share against b; its 8-device job and its job of 32 GiB a device
     // fit on no node (4 devices of 16 GiB), and its 1-device job is held by the share.
     const d = schedule(
@@ -220,13 +220,50 @@ describe('schedule(): quotas and order', () => {
       T0,
     );
     assert.deepEqual(placedIds(d), []);
-    assert.equal(view(d, 'wide')!.waitReason, 'capacity');
-    assert.equal(view(d, 'big-memory')!.waitReason, 'capacity');
+    assert.equal(view(d, 'wide')!.waitReason, 'unschedulable');
+    assert.equal(view(d, 'big-memory')!.waitReason, 'unschedulable');
     assert.equal(view(d, 'narrow')!.waitReason, 'fair_share');
     assert.equal(view(d, 'wide')!.estimatedStartAt, null);
     // Nor one whose memory per device no device has: its estimate was "in a second" every round.
     assert.equal(view(d, 'big-memory')!.estimatedStartAt, null);
     assert.equal(view(d, 'big-memory')!.estimatedEndAt, null);
+    // A pool with no node at all (scaled to zero) waits for capacity: a node that comes may hold it.
+    const empty = schedule(
+      snapshot({
+        nodes: [],
+        tenants: [tenant('a')],
+        running: [],
+        queued: [queued('wide', 'a', { devices: 8 })],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.equal(view(empty, 'wide')!.waitReason, 'capacity');
+  });
+
+  it('lets a job no node can hold hold up nobody: not a reservation past the aging bound, nor a share', () => {
+    // b borrows 3 of 4 devices; a's aged 8-device job fits on no node. a's fresh job still reclaims
+    // one (an aged job that does not fit blocks the jobs behind it from preempting), and a's demand
+    // does not count the job no node holds: a is entitled to what its fresh job wants, not to half.
+    const d = schedule(
+      snapshot({
+        nodes: [node('n1', 4)],
+        tenants: [tenant('a'), tenant('b')],
+        running: [0, 1, 2, 3].map((i) => running(`b${i}`, 'b', 'n1', [i])),
+        queued: [
+          queued('wide', 'a', { devices: 8, maxDevices: 8, queuedAt: T0 - 2 * 3600_000 }),
+          queued('a1', 'a'),
+        ],
+      }),
+      kueueLikePolicy,
+      T0,
+    );
+    assert.deepEqual(
+      d.preempt.map((p) => [p.tenantId, p.reason, p.forJobId]),
+      [['b', 'reclaim', 'a1']],
+    );
+    assert.equal(d.shares.find((t) => t.tenantId === 'a')?.entitlement, 0.25);
+    assert.equal(view(d, 'wide')!.waitReason, 'unschedulable');
   });
 
   it('orders tenants by weighted dominant share, not by arrival', () => {
@@ -663,6 +700,27 @@ describe('schedule(): preemption', () => {
       queued: [queued('b0', 'b'), queued('b1', 'b')],
     });
     assert.deepEqual(schedule(after, kueueLikePolicy, T0).preempt, []);
+  });
+
+  it('gives a freed device to a tenant within its entitlement before one that would borrow, whatever their past usage', () => {
+    // a (weight 1) and b (weight 3) both wait; b holds 3 of 4 devices, a none, and a has used far
+    // more in the past. Ranked by share plus past usage, b's job went first onto the free device
+    // and a's then reclaimed one of b's in the same round: a placement and a notice for one device.
+    const s = snapshot({
+      nodes: [node('n1', 4)],
+      tenants: [
+        tenant('a', { usage: { default: { deviceSeconds: 900, memoryByteSeconds: 0 } } }),
+        tenant('b', { weight: 3, usage: { default: { deviceSeconds: 100, memoryByteSeconds: 0 } } }),
+      ],
+      running: [0, 1, 2].map((i) => running(`b${i}`, 'b', 'n1', [i])),
+      queued: [queued('a5', 'a'), queued('b4', 'b')],
+    });
+    for (const policy of [kueueLikePolicy, { ...defaultPolicy, maxJobsPerDevice: 1 }]) {
+      const d = schedule(s, policy, T0);
+      assert.deepEqual(placedIds(d), ['a5']);
+      assert.deepEqual(d.preempt, []);
+      assert.equal(view(d, 'b4')!.waitReason, 'fair_share');
+    }
   });
 
   it('lets a job past the aging bound preempt a job of a tenant with a larger share', () => {

@@ -45,10 +45,21 @@ describe('schedule(): spreading out once nobody waits', () => {
   });
 
   it('moves nobody while a job waits for devices, off, or before the minimum run time', () => {
-    const wide = queued('wide', 'a', { devices: 4, maxDevices: 4 });
+    const wide = queued('wide', 'a', { devices: 2, maxDevices: 2 });
     const waiting = schedule(world(crowded(), [wide]), policy, T0);
     assert.equal(waiting.queue[0]?.jobId, 'wide');
     assert.deepEqual(waiting.preempt, []);
+    // A job no node holds waits for no device: it does not keep the crowded jobs crowded.
+    const never = schedule(
+      world(crowded(), [queued('never', 'a', { devices: 4, maxDevices: 4 })]),
+      policy,
+      T0,
+    );
+    assert.equal(never.queue[0]?.waitReason, 'unschedulable');
+    assert.deepEqual(
+      never.preempt.map((p) => p.reason),
+      ['spread'],
+    );
     assert.deepEqual(schedule(world(crowded()), defaultPolicy, T0).preempt, [], 'off by default');
     assert.deepEqual(schedule(world(crowded({ placedAt: T0 - 30_000 })), policy, T0).preempt, []);
   });

@@ -892,10 +892,10 @@ export interface components {
             /** @description A queued job's place in its pool's order, from the last scheduling round; null otherwise, and on a queued job no round has looked at yet */
             queuePosition: number | null;
             /**
-             * @description Why a queued job is not running, from the last scheduling round; null when it is not queued, and on a queued job no round has judged yet (a fresh submission, or a job back from a lost or draining node): rounds run at once on a submission and at least every second
+             * @description Why a queued job is not running, from the last scheduling round; null when it is not queued, and on a queued job no round has judged yet (a fresh submission, or a job back from a lost or draining node): rounds run at once on a submission and at least every second. `unschedulable`: no ready node of its pool could hold it even empty (more devices than a node has, or more memory a device than a device has); it starts only once such a node registers
              * @enum {string|null}
              */
-            waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted" | "paused" | null;
+            waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted" | "paused" | "unschedulable" | null;
             /**
              * Format: date-time
              * @description When a queued job is predicted to start, from the last scheduling round; null when no round has looked at it yet or none can predict it (a pool without devices, a spent device-hour quota)
@@ -1101,6 +1101,12 @@ export interface components {
             /** Format: date-time */
             expiresAt: string;
             role: string;
+            /** @description The key's tenant (null for a node key): who the token acts as */
+            tenant: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
         };
         TokenRequest: {
             apiKey: string;
@@ -1374,7 +1380,7 @@ export interface components {
              */
             estimatedFinishAt: string | null;
             /** @enum {string} */
-            waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted" | "paused";
+            waitReason: "capacity" | "quota" | "fair_share" | "priority" | "crash_loop" | "preempted" | "paused" | "unschedulable";
             /** Format: date-time */
             queuedAt: string;
         };

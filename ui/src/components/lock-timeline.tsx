@@ -84,9 +84,17 @@ export function LockTimeline({ timeline }: { timeline: Timeline }) {
           No device was held in this window.
         </Text>
       )}
-      <Group justify="space-between" gap={0}>
+      {/* Five times ran into each other on a phone: below Mantine's xs breakpoint only the ends and
+          the middle are shown. */}
+      <Group justify="space-between" gap="xs" wrap="nowrap">
         {ticks.map((t, i) => (
-          <Text key={i} size="xs" c="dimmed">
+          <Text
+            key={i}
+            size="xs"
+            c="dimmed"
+            visibleFrom={i % 2 ? 'xs' : undefined}
+            data-testid="timeline-tick"
+          >
             {new Date(t).toLocaleTimeString()}
           </Text>
         ))}

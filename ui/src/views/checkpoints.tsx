@@ -1,9 +1,9 @@
 /**
- * A job's checkpoints. Download goes through the SDK (the route needs the bearer token, so a plain
+ * A job's checkpoints, newest first. Download goes through the SDK (the route needs the bearer token, so a plain
  * link cannot fetch it); the file's sha256 is checked against the API's before it is saved, where
  * the browser offers Web Crypto (secure contexts: https or localhost).
  */
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Button, Code, Table, Text } from '@mantine/core';
 import { TimeshareError, type Checkpoint } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
@@ -54,6 +54,11 @@ function DownloadButton({ jobName, checkpoint }: { jobName: string; checkpoint: 
 }
 
 export function CheckpointsTable({ jobName, checkpoints }: { jobName: string; checkpoints: Checkpoint[] }) {
+  // Newest first: the newest is the one people download (the API lists them oldest first).
+  const newestFirst = useMemo(
+    () => [...checkpoints].sort((a, b) => b.step - a.step || b.createdAt.localeCompare(a.createdAt)),
+    [checkpoints],
+  );
   if (!checkpoints.length) return <Text c="dimmed">No checkpoints yet.</Text>;
   return (
     <Table.ScrollContainer minWidth={560}>
@@ -68,7 +73,7 @@ export function CheckpointsTable({ jobName, checkpoints }: { jobName: string; ch
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {checkpoints.map((c) => (
+          {newestFirst.map((c) => (
             <Table.Tr key={c.id}>
               <Table.Td>{c.step}</Table.Td>
               <Table.Td>{bytes(c.sizeBytes)}</Table.Td>

@@ -10,8 +10,10 @@ import { useJobMetrics } from '../job-metrics.js';
 import { useApi } from '../api-context.js';
 import { statusOf, useJobEvents } from '../job-stream.js';
 import { usePoll } from '../use-poll.js';
-import { ago, finalStatuses, time, waitReasonText } from '../format.js';
+import { ago, finalStatuses, noNodeHolds, time, waitReasonText } from '../format.js';
+import { ConfirmCancel } from '../components/confirm-cancel.js';
 import { MetricChart } from '../components/metric-chart.js';
+import { NoNodeHolds } from '../components/no-node-holds.js';
 import { StatusBadge } from '../components/status-badge.js';
 import { CheckpointsTable } from './checkpoints.js';
 
@@ -104,6 +106,7 @@ function JobView({
   }, [written, reloadCheckpoints]);
   const byName = useMemo(() => curves(metrics), [metrics]);
   const [acting, setActing] = useState(false);
+  const [confirmingCancel, setConfirmingCancel] = useState(false);
   const [actionError, setActionError] = useState<{
     action: keyof typeof NOT_DONE;
     message: string;
@@ -150,7 +153,7 @@ function JobView({
             <Button
               color="red"
               variant="light"
-              onClick={act('cancel')}
+              onClick={() => setConfirmingCancel(true)}
               loading={acting}
               data-testid="cancel-job"
             >
@@ -159,6 +162,15 @@ function JobView({
           </Group>
         )}
       </Group>
+      <ConfirmCancel
+        opened={confirmingCancel}
+        jobName={j.name}
+        onKeep={() => setConfirmingCancel(false)}
+        onCancel={() => {
+          setConfirmingCancel(false);
+          void act('cancel')();
+        }}
+      />
       <Text size="sm" c="dimmed">
         {j.id} · pool {j.pool} · priority {j.priority} · attempt {j.countedAttempts}/{j.maxAttempts}
         {j.attempts !== j.countedAttempts ? ` (${j.attempts} runs)` : ''} · created {ago(j.createdAt)} ·
@@ -175,13 +187,20 @@ function JobView({
               {j.queuePosition != null
                 ? `Position ${j.queuePosition} in the queue`
                 : 'Not yet ordered in the queue'}
-              ; estimated start {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
-              {j.progress.estimatedFinishAt ? `, finish ${ago(j.progress.estimatedFinishAt)}` : ''}
-              {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
+              {noNodeHolds(j) ? (
+                '; no start can be estimated: no node of its pool can hold it.'
+              ) : (
+                <>
+                  ; estimated start {j.estimatedStartAt ? ago(j.estimatedStartAt) : 'unknown'}
+                  {j.progress.estimatedFinishAt ? `, finish ${ago(j.progress.estimatedFinishAt)}` : ''}
+                  {j.waitReason ? ` — ${waitReasonText[j.waitReason] ?? j.waitReason}` : ''}.
+                </>
+              )}
             </>
           )}
         </Alert>
       )}
+      {status === 'queued' && noNodeHolds(j) && <NoNodeHolds job={j} />}
       {j.progress.step !== null && (
         <Text size="sm" data-testid="progress">
           Step {j.progress.step} of {j.progress.steps}

@@ -11,7 +11,7 @@ import { unwrap, type Job } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
 import { followJobEvents, statusOf } from '../job-stream.js';
 import { usePoll } from '../use-poll.js';
-import { ago, finalStatuses, waitReasonText } from '../format.js';
+import { ago, finalStatuses, noNodeHolds, waitReasonText } from '../format.js';
 import { StatusBadge } from '../components/status-badge.js';
 import { SubmitJob } from './submit-job.js';
 
@@ -43,6 +43,12 @@ function useLiveStatuses(ids: string[]): Map<string, string> {
 
 function QueueInfo({ job }: { job: Job }) {
   if (job.status !== 'queued') return <Text size="sm">–</Text>;
+  if (noNodeHolds(job))
+    return (
+      <Text size="sm" c="orange" data-testid="queue-no-node">
+        {job.queuePosition != null ? `#${job.queuePosition} · ` : ''}no node of its pool can hold it
+      </Text>
+    );
   return (
     <Text size="sm">
       {job.pausedAt

@@ -1,8 +1,9 @@
-/** The tenant's quota and what this month used of it, and its share of each pool. */
+/** The tenant's quota and what this month used of it, its jobs by status, and its share of each pool. */
 import { Alert, Card, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { unwrap } from '../../../sdk/src/index.js';
 import { useApi } from '../api-context.js';
 import { usePoll } from '../use-poll.js';
+import { JobsByStatus } from '../components/jobs-by-status.js';
 
 function Meter({ label, used, limit, unit }: { label: string; used: number; limit: number; unit: string }) {
   const pct = limit > 0 ? Math.min((used / limit) * 100, 100) : 0;
@@ -52,6 +53,7 @@ export function UsageView() {
           </Text>
         </Card>
       </SimpleGrid>
+      <JobsByStatus usage={u} />
       {shares.length > 0 && (
         <Card withBorder>
           <Title order={5} mb="xs">
