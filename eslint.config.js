@@ -12,6 +12,7 @@ export default tseslint.config(
       'sdk/src/generated/**',
       '.data/**',
       'ui/dist/**',
+      'sdk/dist/**',
       'test-artifacts/**',
     ],
   },

@@ -3,13 +3,16 @@
  * cached token, renewed from the stored API key shortly before it expires or when the API refuses
  * it) or as an admin.
  */
-import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../sdk/src/index.js';
+import {
+  apiKeyTokens,
+  createTimeshareClient,
+  renewalDue,
+  unwrap,
+  type TimeshareClient,
+} from '../sdk/src/index.js';
 import { readCredentials, writeCredentials, type Credentials } from './config.js';
-import { renewOnUnauthorized } from '../sdk/src/renew-on-unauthorized.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
-/** Renew this long before expiry, so a token never lapses between check and use. */
-const RENEW_BEFORE_MS = 60_000;
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -64,38 +67,27 @@ export async function exchangeKey(apiUrl: string, apiKey: string) {
 }
 
 /**
- * The tenant token each request carries: the held one until shortly before it expires, then one
- * exchanged from the held key (written back to the credentials file if `save`); `afterRefusal`
- * gives the token to send a refused request again with, or null to let the refusal stand.
+ * The tenant client: tokens exchanged from the held key and renewed shortly before they expire or
+ * when the API refuses one (the SDK's apiKeyTokens), written back to the credentials file if `save`.
+ * A login that holds only a token (no key) sends it until it is due for renewal, then says so.
  */
-function tenantTokens(held: Credentials, apiUrl: () => string, save: boolean) {
-  let renewing: Promise<string> | null = null;
-  // One exchange at a time: requests refused together share the token it brings.
-  const renew = () =>
-    (renewing ??= (async () => {
-      const t = await exchangeKey(apiUrl(), held.apiKey!);
-      Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
-      if (save) await writeCredentials(held);
-      return t.token;
-    })().finally(() => (renewing = null)));
-  const token = async () => {
-    if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now()) {
-      return held.token;
-    }
-    if (!held.apiKey) throw new CliError('token_expired', 'the token expired: run `timeshare login` again');
-    return renew();
-  };
-  const afterRefusal = async (refused: string) => {
-    if (!held.apiKey) return null;
-    // Another request may have renewed it since this one was sent.
-    const next = renewing ?? (held.token && held.token !== refused ? Promise.resolve(held.token) : renew());
-    // A key the API refuses too leaves the 401 the answer: thrown, the SDK would send a read again.
-    return next.catch((err: unknown) => {
-      if (err instanceof TimeshareError && err.status > 0) return null;
-      throw err;
-    });
-  };
-  return { token, afterRefusal };
+function tenantClient(held: Credentials, apiUrl: () => string, save: boolean): TimeshareClient {
+  const { apiKey } = held;
+  if (!apiKey) {
+    const token = async () => {
+      if (renewalDue(held))
+        throw new CliError('token_expired', 'the token expired: run `timeshare login` again');
+      return held.token!;
+    };
+    return createTimeshareClient({ baseUrl: apiUrl(), token });
+  }
+  const tokens = apiKeyTokens({
+    baseUrl: apiUrl,
+    apiKey,
+    held,
+    ...(save ? { onRenewed: () => writeCredentials(held) } : {}),
+  });
+  return createTimeshareClient({ baseUrl: apiUrl(), token: tokens.token, fetch: tokens.fetch });
 }
 
 export function createContext(opts: GlobalOptions): Context {
@@ -115,8 +107,7 @@ export function createContext(opts: GlobalOptions): Context {
       // With TIMESHARE_API_KEY (scripts, CI) the token lives in memory only; otherwise in the
       // credentials file. The SDK asks before every request, so a long `logs -f` renews too.
       const held: Credentials = envKey ? { apiKey: envKey } : c;
-      const { token, afterRefusal } = tenantTokens(held, () => ctx.apiUrl, !envKey);
-      return createTimeshareClient({ baseUrl: ctx.apiUrl, token, fetch: renewOnUnauthorized(afterRefusal) });
+      return tenantClient(held, () => ctx.apiUrl, !envKey);
     },
     async admin() {
       const c = await load();

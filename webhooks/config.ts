@@ -21,7 +21,10 @@ export const webhookConfigSchema = baseConfigSchema.extend(databaseConfigShape).
   /** A message is retried for this long after its event, then marked failed (replayable). */
   TIMESHARE_WEBHOOK_MAX_AGE_HOURS: numberIn({ min: 0.001, max: YEAR_HOURS, fraction: true }).default(72),
   TIMESHARE_WEBHOOK_TIMEOUT_MS: millis(100).default(10_000),
-  /** Deliveries sent at once. */
+  /**
+   * Deliveries sent at once, as a pool; one tenant has at most half of them in flight and one
+   * endpoint a quarter (webhooks/dispatch.ts).
+   */
   TIMESHARE_WEBHOOK_CONCURRENCY: numberIn({ min: 1, max: 256 }).default(16),
 });
 

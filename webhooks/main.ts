@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createLogger } from '../common/logger.js';
 import { configOrExit } from '../common/config.js';
 import { loadWebhookConfig } from './config.js';
-import { dispatchDue } from './dispatch.js';
+import { Dispatcher } from './dispatch.js';
 import { ensureCursor, fanOut } from './fan-out.js';
 
 const config = configOrExit('webhooks', () => loadWebhookConfig());
@@ -27,13 +27,20 @@ const options = {
   allowPrivate: config.TIMESHARE_WEBHOOK_ALLOW_PRIVATE,
 };
 
+/** How long shutdown waits for sends in flight before abandoning them (their leases given back). */
+const SHUTDOWN_GRACE_MS = Math.min(5_000, options.timeoutMs);
+
 let stopping = false;
 let timer: NodeJS.Timeout | undefined;
+const dispatcher = new Dispatcher(pool, options, logger);
 
+/**
+ * Fan-out, then fill the free send slots with what is due (retries come due here). Neither waits
+ * for a send: sends run in the dispatcher's pool, and each one ended refills its slot at once.
+ */
 async function round(): Promise<void> {
   await fanOut(pool, { limit: FAN_OUT_BATCH, maxAgeHours: config.TIMESHARE_WEBHOOK_MAX_AGE_HOURS });
-  // A full batch means more is due: send again at once instead of after the poll period.
-  while (!stopping && (await dispatchDue(pool, options, logger)) === options.concurrency);
+  if (!stopping) await dispatcher.pump();
 }
 
 let current: Promise<void> = Promise.resolve();
@@ -61,8 +68,11 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, 'shutting down');
   stopping = true;
   clearTimeout(timer);
-  // In-flight sends finish (bounded by the timeout); a delivery cut short is retried after its lease.
   await current;
+  // Sends in flight may finish for a while; those still running are abandoned with their leases
+  // given back, so that they are sent again at once (same webhook-id). A kill mid-send only delays
+  // a delivery by its lease.
+  await dispatcher.close(SHUTDOWN_GRACE_MS);
   await pool.end();
   process.exit(0);
 }

@@ -8,6 +8,7 @@ import type {
 } from '../common/node-protocol/index.js';
 import type { CheckpointReport } from '../common/node-protocol/index.js';
 import { NODE_PROTOCOL_HEADER, NODE_PROTOCOL_VERSION } from '../common/node-protocol/index.js';
+import { renewalDue } from '../sdk/src/token-renewal.js';
 
 /** The control plane answered with an error status; 4xx answers are final but one (`isFinalAnswer`). */
 export class ControlPlaneError extends Error {
@@ -70,8 +71,9 @@ export class ControlPlaneClient {
   ) {}
 
   private async authHeader(): Promise<string> {
-    // Refresh a minute early so a heartbeat never races the expiry.
-    if (!this.token || Date.now() > this.tokenExpiresAt - 60_000) {
+    // Renewed ahead of the expiry so a heartbeat never races it: a minute, or a third of the token's
+    // lifetime when that is shorter (sdk/src/token-renewal.ts; a 30 s token was renewed every request).
+    if (renewalDue({ token: this.token, expiresAt: this.tokenExpiresAt })) {
       const res = await this.send('POST', '/v1/auth/token', { apiKey: this.nodeKey }, null);
       this.token = res.token as string;
       this.tokenExpiresAt = new Date(res.expiresAt as string).getTime();

@@ -15,6 +15,8 @@ export interface Principal {
   /** Tenant id for `tenant`, node-key id for `node`, 'admin' for the admin key. */
   sub: string;
   keyId?: string;
+  /** When the token expires (ms since the epoch); absent for the admin key, which does not. */
+  expiresAtMs?: number;
 }
 
 export interface IssuedToken {
@@ -85,7 +87,7 @@ function verifyUncached(secret: string, token: string): { principal: Principal; 
     if (typeof sub !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
     if (role !== 'tenant' && role !== 'node') return null;
     return {
-      principal: { role, sub, keyId: typeof kid === 'string' ? kid : undefined },
+      principal: { role, sub, keyId: typeof kid === 'string' ? kid : undefined, expiresAtMs: exp * 1000 },
       expiresAtMs: exp * 1000,
     };
   } catch {

@@ -30,17 +30,27 @@ export const json = (schema: ZodType, description = 'OK'): ResponseConfig => ({
   content: { 'application/json': { schema } },
 });
 
-const retryAfter = {
-  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const } },
-};
-const responseHeaders: Partial<Record<number, ResponseConfig['headers']>> = {
+/** Response headers, as plain OpenAPI header objects (mergeable, unlike a zod object). */
+type Headers = Record<
+  string,
+  { description: string; schema: { type: 'integer' | 'string'; minimum?: number; enum?: string[] } }
+>;
+
+/** `Retry-After` as the API sends it (api/http/errors.ts): whole seconds. */
+export const retryAfter = (description = 'Seconds to wait before retrying'): Headers => ({
+  'Retry-After': { description, schema: { type: 'integer' as const, minimum: 0 } },
+});
+const responseHeaders: Partial<Record<number, Headers>> = {
   405: { Allow: { description: 'The methods this path has', schema: { type: 'string' as const } } },
-  429: retryAfter,
-  503: retryAfter,
+  429: retryAfter('Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none)'),
+  503: retryAfter(),
 };
 
 /** One error response per status, whatever codes share it (429: quota or rate). */
-function errorResponses(codes: readonly ErrorCode[]): RouteConfig['responses'] {
+function errorResponses(
+  codes: readonly ErrorCode[],
+  extraHeaders: Partial<Record<number, Headers>>,
+): RouteConfig['responses'] {
   const byStatus = new Map<number, string[]>();
   for (const code of codes) {
     const { status, description } = errorCatalogue[code];
@@ -50,7 +60,10 @@ function errorResponses(codes: readonly ErrorCode[]): RouteConfig['responses'] {
   for (const [status, lines] of byStatus) {
     out[String(status)] = {
       description: lines.join(' '),
-      headers: responseHeaders[status],
+      headers:
+        responseHeaders[status] || extraHeaders[status]
+          ? { ...responseHeaders[status], ...extraHeaders[status] }
+          : undefined,
       content: { 'application/json': { schema: errorSchema } },
     };
   }
@@ -79,6 +92,8 @@ export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'opera
   perAddress?: boolean;
   /** Error codes the handler itself raises beyond those derived from the route's shape. */
   errors?: ErrorCode[];
+  /** Headers the route's own error answers carry, by status (e.g. 409 with `Retry-After`). */
+  errorHeaders?: Partial<Record<number, Headers>>;
 }
 
 /**
@@ -87,7 +102,7 @@ export interface RouteDeclaration extends Omit<RouteConfig, 'responses' | 'opera
  * path parameter, 413 with a body, plus the route's own `errors`.
  */
 export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration): void {
-  const { auth = true, perAddress = false, errors = [], ...config } = route;
+  const { auth = true, perAddress = false, errors = [], errorHeaders = {}, ...config } = route;
   const body = config.request?.body !== undefined;
   // A declared body is required unless the route says otherwise (OpenAPI's default is the reverse):
   // the server refuses its absence (json-body.ts), and the document says so.
@@ -102,7 +117,7 @@ export function registerRoute(registry: OpenAPIRegistry, route: RouteDeclaration
   if (auth) codes.push('forbidden');
   if (params) codes.push('not_found');
   if (body) codes.push('payload_too_large');
-  const responses: RouteConfig['responses'] = { ...errorResponses(codes), ...config.responses };
+  const responses: RouteConfig['responses'] = { ...errorResponses(codes, errorHeaders), ...config.responses };
   registry.registerPath({ ...config, responses, security: auth ? [{ bearer: [] }] : [] });
   recordRoute(registry, {
     method: config.method.toUpperCase(),

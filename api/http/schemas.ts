@@ -16,16 +16,45 @@ export const uuidParam = z.uuid();
 // eslint-disable-next-line no-control-regex -- NUL is exactly what this refuses
 export const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
+const DIGITS = 'expected a whole number, written in digits (once)';
+
 /**
  * A whole number in a query string (or a header), written in digits: `z.coerce.number()` read `abc`
  * as NaN ("expected number, received NaN"), `0x10` as 16, `1e3` as 1000 and an empty value as 0.
- * The OpenAPI document still says integer, with the bounds.
+ * The OpenAPI document still says integer, with the bounds. Digits out of range say the range: the
+ * schema-level `error` of zod 4 also replaces the messages of checks given none of their own.
  */
-export const queryInt = (min: number, max: number) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : v),
-    z.number({ error: 'expected a whole number, written in digits (once)' }).int().min(min).max(max),
+export const queryInt = (min: number, max: number) => {
+  const range = `must be between ${min} and ${max}`;
+  return z.preprocess(
+    (v) => {
+      if (typeof v !== 'string' || !/^\d+$/.test(v)) return v;
+      // Digits too many for a double are still digits: out of range, not malformed.
+      const n = Number(v);
+      return Number.isFinite(n) ? n : Number.MAX_VALUE;
+    },
+    z.number({ error: DIGITS }).int(DIGITS).min(min, range).max(max, range),
   );
+};
+
+/** The largest event id (job_events.id is a bigint). */
+export const EVENT_ID_MAX = 2n ** 63n - 1n;
+
+/**
+ * An event id as a cursor (`after`, `Last-Event-ID`): a decimal string, as event ids and
+ * `nextCursor` are written (64-bit ids do not fit a JSON number), digits only.
+ */
+export const eventCursor = () =>
+  z
+    .string({ error: DIGITS })
+    .regex(/^\d+$/, DIGITS)
+    // Digits past the largest id are out of range, not malformed. Zod runs this after a failed
+    // regex too: anything but digits is left to the regex (BigInt would throw, or read `0x10`).
+    .refine(
+      (v) => !/^\d+$/.test(v) || (v.length <= 40 && BigInt(v) <= EVENT_ID_MAX),
+      `must be between 0 and ${EVENT_ID_MAX}`,
+    )
+    .openapi({ example: '153' });
 
 /** The largest value of an int4 column (steps, counts): bigger ones are a 400, not a database error. */
 export const INT4_MAX = 2 ** 31 - 1;
@@ -67,7 +96,16 @@ export const errorSchema = z
   .object({
     error: z.object({
       type: z.string(),
-      code: z.enum(Object.keys(errorCatalogue) as [keyof typeof errorCatalogue]),
+      // Open: new codes may be added (docs/api.md), and a client generated from a closed enum would
+      // refuse an answer carrying one.
+      code: z.string().openapi({
+        description:
+          'Stable machine-readable code; new codes may be added. Known codes: ' +
+          Object.entries(errorCatalogue)
+            .map(([c, e]) => `\`${c}\` (${e.status})`)
+            .join(', '),
+        examples: Object.keys(errorCatalogue),
+      }),
       message: z.string(),
       param: z.string().nullable(),
     }),
@@ -279,7 +317,10 @@ export const listJobsQuery = z
 
 export const eventSchema = z
   .object({
-    id: z.string(),
+    id: z.string().openapi({
+      description: 'Increasing across all jobs (not only this one); a decimal string, as ids are 64-bit',
+      example: '153',
+    }),
     type: z.string(),
     data: z.record(z.string(), z.unknown()).openapi({
       description:
@@ -293,13 +334,31 @@ export const eventSchema = z
 
 export const eventsQuery = z.strictObject({
   limit: queryInt(1, 1000).default(100),
-  after: queryInt(0, Number.MAX_SAFE_INTEGER)
+  after: eventCursor().optional().openapi({
+    description: 'Return events with a larger id: the `nextCursor` (or an event `id`) of a previous page',
+  }),
+});
+
+/** The live stream's query: where it starts (`Last-Event-ID`, when sent, wins). */
+export const eventStreamQuery = z.strictObject({
+  after: eventCursor()
     .optional()
-    .openapi({ description: 'Return events with a larger id' }),
+    .openapi({ description: 'Send the events with a larger id (`Last-Event-ID`, when sent, wins)' }),
+});
+
+export const eventStreamHeaders = z.object({
+  'Last-Event-ID': eventCursor()
+    .optional()
+    .openapi({ description: 'The id of the last event the client has: the stream resumes after it' }),
 });
 
 export const eventListSchema = z
-  .object({ data: z.array(eventSchema), nextCursor: z.string().nullable() })
+  .object({
+    data: z.array(eventSchema),
+    nextCursor: z.string().nullable().openapi({
+      description: 'The last event id of a full page, to send as `after`; null on the last page',
+    }),
+  })
   .openapi('JobEventList');
 
 export const metricsQuery = z.strictObject({

@@ -9,7 +9,7 @@ import { ApiError, notFound } from '../../common/errors.js';
 import { requeueNodeJobs } from '../../common/jobs/publish.js';
 import { requireRole } from '../auth/middleware.js';
 import { ownNodeGuard } from './node-jobs.js';
-import { json, registerRoute } from '../http/openapi.js';
+import { json, registerRoute, retryAfter } from '../http/openapi.js';
 import {
   epochMsQuery,
   nodeListSchema,
@@ -181,6 +181,12 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       body: { content: { 'application/json': { schema: registerNodeSchema } } },
     },
     errors: ['conflict', 'node_protocol_unsupported'], // conflict: the name belongs to a node another key registered
+    // A released node still holding its old key's runs: 409 with Retry-After, which a daemon waits out.
+    errorHeaders: {
+      409: retryAfter(
+        "On a released node that still holds its old key's runs: seconds to wait before registering again",
+      ),
+    },
     responses: { 200: json(z.object({ id: z.uuid(), name: z.string(), pool: z.string() })) },
   });
   r.post('/v1/nodes/register', requireRole('node'), async (req, res) => {

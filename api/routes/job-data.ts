@@ -9,11 +9,13 @@ import { json, registerRoute } from '../http/openapi.js';
 import {
   checkpointSchema,
   eventListSchema,
+  eventCursor,
   eventsQuery,
+  eventStreamHeaders,
+  eventStreamQuery,
   metricListSchema,
   metricsQuery,
   uuidParam,
-  queryInt,
 } from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { listEvents, type EventRow } from '../jobs/events.js';
@@ -23,6 +25,15 @@ import type { ApiDeps } from '../deps.js';
 
 const SSE_HEARTBEAT_MS = 15_000;
 const SSE_POLL_MS = 5_000;
+/** setTimeout's longest delay; tokens live at most a day (TIMESHARE_JWT_TTL_SECONDS). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Headers of every checkpoint download, whole or a range. */
+const checkpointHeaders = {
+  'X-Checkpoint-Sha256': { description: "The whole file's sha256, hex", schema: { type: 'string' as const } },
+  ETag: { description: 'The sha256 as a strong ETag, for `If-Range`', schema: { type: 'string' as const } },
+  'Accept-Ranges': { description: '`bytes`', schema: { type: 'string' as const } },
+};
 
 export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -35,50 +46,78 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     method: 'get',
     path: '/v1/jobs/{id}/events',
     operationId: 'listJobEvents',
-    summary: "A job's events: a JSON page, or with `Accept: text/event-stream` a live SSE stream",
+    summary: "A page of a job's events, oldest first",
     description:
-      'The stream resumes after the `Last-Event-ID` header (or `after`), sends a comment every 15 s, ' +
-      'and ends after the event that puts the job in a final state.',
+      'Pages of `limit` events, the next one `after` the `nextCursor` (event ids and cursors are decimal ' +
+      'strings). The live stream is `GET /v1/jobs/{id}/events/stream`; this path sends the same stream ' +
+      'when asked for `Accept: text/event-stream` (as the dashboard and the CLI ask for it).',
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }), query: eventsQuery },
+    responses: { 200: json(eventListSchema, 'Events') },
+  });
+  registerRoute(registry, {
+    method: 'get',
+    path: '/v1/jobs/{id}/events/stream',
+    operationId: 'streamJobEvents',
+    summary: "A job's events as a live SSE stream",
+    description:
+      'Server-sent events: `id: <event id>`, `event: <type>`, `data: <JobEvent JSON>` for every event after ' +
+      '`Last-Event-ID` (or `after`), then live ones; a comment every 15 s. It ends once the job is final and ' +
+      'every event up to its final one is passed (sent, or before the cursor), and when the token it was ' +
+      'opened with expires (reconnect with a fresh token and `Last-Event-ID`: nothing is missed).',
+    tags: ['jobs'],
+    request: {
+      params: z.object({ id: z.uuid() }),
+      query: eventStreamQuery,
+      headers: eventStreamHeaders,
+    },
     responses: {
       200: {
-        description: 'Events',
+        description: 'The event stream',
         content: {
-          'application/json': { schema: eventListSchema },
-          'text/event-stream': { schema: z.string() },
+          'text/event-stream': {
+            schema: z.string().openapi({ description: 'SSE frames; each `data` is a `JobEvent`' }),
+          },
         },
       },
     },
   });
+  const openStream = async (req: Request, res: Response, after: string | undefined) => {
+    const job = await ownJob(req);
+    const lastId = req.get('last-event-id');
+    const from = lastId !== undefined ? parseOrThrow(eventCursor(), lastId, 'Last-Event-ID') : (after ?? '0');
+    return streamEvents(req, res, job.id, BigInt(from));
+  };
+  r.get('/v1/jobs/:id/events/stream', tenantOnly, async (req, res) => {
+    const q = parseOrThrow(eventStreamQuery, req.query);
+    return openStream(req, res, q.after);
+  });
   r.get('/v1/jobs/:id/events', tenantOnly, async (req, res) => {
     const q = parseOrThrow(eventsQuery, req.query);
+    if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream')
+      return openStream(req, res, q.after);
     const job = await ownJob(req);
-    if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
-      const lastId = req.get('last-event-id');
-      const from =
-        lastId !== undefined
-          ? parseOrThrow(queryInt(0, Number.MAX_SAFE_INTEGER), lastId, 'Last-Event-ID')
-          : (q.after ?? 0);
-      return streamEvents(req, res, job.id, from, isFinal(job.status));
-    }
-    const events = await listEvents(pool, job.id, q.after ?? 0, q.limit);
+    const events = await listEvents(pool, job.id, BigInt(q.after ?? '0'), q.limit);
     const last = events[events.length - 1];
     res.json({ data: events, nextCursor: events.length === q.limit && last ? last.id : null });
   });
 
+  const jobIsFinal = async (jobId: string) => {
+    const r = await pool.query<{ status: JobStatus }>('SELECT status FROM jobs WHERE id = $1', [jobId]);
+    // A job that is gone (its tenant deleted) has nothing more to send.
+    return !r.rows[0] || isFinal(r.rows[0].status);
+  };
+
   /**
-   * `endsWhenDrained`: the job was already final when the stream opened, so no event can follow
-   * its backlog. A client resuming after the final event (an SSE client reconnects whenever a
-   * stream ends) would otherwise wait on a stream that never ends, polled every 5 s for good.
+   * Ends after it writes an event that puts the job in a final state, or once the job is final and
+   * no event of it is left after the cursor: event ids are global, so a cursor may lie past the
+   * job's final event (one from another job's stream), and such a stream would otherwise wait,
+   * polled every 5 s, for good. The job's status is read before its events: a job seen final has
+   * its final event committed (the same transaction), so that listing reaches it. Ends too when the
+   * token it was opened with expires (the admin key does not): a stream is authorised once, and a
+   * holder of a revoked key would otherwise read a long job's events for as long as it runs.
    */
-  async function streamEvents(
-    req: Request,
-    res: Response,
-    jobId: string,
-    fromId: number,
-    endsWhenDrained: boolean,
-  ) {
+  async function streamEvents(req: Request, res: Response, jobId: string, fromId: bigint) {
     res.status(200).set({
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-cache, no-transform',
@@ -86,7 +125,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'X-Accel-Buffering': 'no',
     });
     res.flushHeaders();
-    let cursor = BigInt(fromId);
+    let cursor = fromId;
     let closed = false;
     let draining: Promise<void> | null = null;
     let again = false;
@@ -99,6 +138,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       closed = true;
       clearInterval(heartbeat);
       clearInterval(poll);
+      if (expiry) clearTimeout(expiry);
       unsubscribe();
       res.end();
     };
@@ -111,6 +151,7 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       draining = (async () => {
         do {
           again = false;
+          const final = await jobIsFinal(jobId);
           const events = await listEvents(pool, jobId, cursor, 500);
           for (const e of events) {
             if (closed) return;
@@ -120,8 +161,8 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
             if (status && isFinal(status)) return finish();
           }
           if (events.length === 500) again = true;
+          else if (final) return finish();
         } while (again && !closed);
-        if (endsWhenDrained) finish();
       })()
         .catch((err) => {
           req.log.warn({ err, jobId }, 'event stream failed');
@@ -135,6 +176,17 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     const unsubscribe = deps.events.on(jobId, drain);
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
     const poll = setInterval(drain, SSE_POLL_MS);
+    const expiresAtMs = req.principal?.expiresAtMs;
+    const expiry =
+      expiresAtMs === undefined
+        ? null
+        : setTimeout(
+            () => {
+              if (!closed) res.write(': token expired; reconnect with a fresh token and Last-Event-ID\n\n');
+              finish();
+            },
+            Math.min(Math.max(expiresAtMs - Date.now(), 0), MAX_TIMER_MS),
+          );
     req.on('close', finish);
     drain();
   }
@@ -216,9 +268,34 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     },
     errors: ['range_not_satisfiable'],
     responses: {
-      200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string() } } },
+      200: {
+        description: 'The file',
+        headers: {
+          ...checkpointHeaders,
+          'Content-Length': {
+            description: "The file's size in bytes",
+            schema: { type: 'integer', minimum: 0 },
+          },
+          'Repr-Digest': {
+            description: "The file's sha256 (RFC 9530): `sha-256=:<base64>:`",
+            schema: { type: 'string' },
+          },
+        },
+        content: { 'application/octet-stream': { schema: z.string() } },
+      },
       206: {
         description: 'A range of the file',
+        headers: {
+          ...checkpointHeaders,
+          'Content-Range': {
+            description: 'The range sent: `bytes <first>-<last>/<size>`',
+            schema: { type: 'string' },
+          },
+          'Content-Length': {
+            description: "The range's length in bytes",
+            schema: { type: 'integer', minimum: 0 },
+          },
+        },
         content: { 'application/octet-stream': { schema: z.string() } },
       },
     },
@@ -270,7 +347,11 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   return r;
 }
 
-/** One `bytes=` range (the form download tools send); multi-range requests get the whole file. */
+/**
+ * One `bytes=` range (the form download tools send); multi-range requests get the whole file, and
+ * so does an invalid range-spec (RFC 9110 §14.2: ignored), `bytes=abc` as well as an inverted
+ * `bytes=10-5`. Only a valid range outside the file is unsatisfiable.
+ */
 export function parseRange(
   header: string | undefined,
   size: number,
@@ -287,6 +368,8 @@ export function parseRange(
     end = size - 1;
   } else {
     start = Number(m[1]);
+    // last-pos < first-pos is no range-spec at all (RFC 9110 §14.1.2).
+    if (m[2] !== '' && Number(m[2]) < start) return null;
     end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
   }
   if (start >= size || start > end) return 'unsatisfiable';

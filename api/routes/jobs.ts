@@ -63,7 +63,18 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       body: { content: { 'application/json': { schema: jobSpecSchema } } },
     },
     errors: ['conflict', 'quota_exceeded'],
-    responses: { 201: json(jobSchema, 'Created (or replayed for a known Idempotency-Key)') },
+    responses: {
+      201: {
+        ...json(jobSchema, 'Created (or replayed for a known Idempotency-Key)'),
+        headers: {
+          'Idempotent-Replayed': {
+            description:
+              '`true` when the answer is the job an earlier request with this `Idempotency-Key` created',
+            schema: { type: 'string', enum: ['true'] },
+          },
+        },
+      },
+    },
   });
   // Requests in the usual form are answered by the fast path before Express sees them
   // (api/http/submit-fast-path.ts); this route answers the rest, through the same submitter.

@@ -6,8 +6,13 @@ import { issueToken, verifyToken } from '../auth/jwt.js';
 const secret = 'x'.repeat(40);
 
 test('issued tokens verify; tampered, foreign-role and alg-switched tokens do not', () => {
-  const { token } = issueToken(secret, 60, { role: 'tenant', sub: 't1', keyId: 'k1' });
-  assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' });
+  const { token, expiresAt } = issueToken(secret, 60, { role: 'tenant', sub: 't1', keyId: 'k1' });
+  assert.deepEqual(verifyToken(secret, token), {
+    role: 'tenant',
+    sub: 't1',
+    keyId: 'k1',
+    expiresAtMs: expiresAt.getTime(),
+  });
   const [h, p, s] = token.split('.');
   const forged = Buffer.from(
     JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 't2' }),
@@ -33,15 +38,16 @@ test('issued tokens verify; tampered, foreign-role and alg-switched tokens do no
 
 test('a verified token stays valid from the cache only until its exp, and only under its own secret', () => {
   const { token, expiresAt } = issueToken(secret, 60, { role: 'tenant', sub: 't1', keyId: 'k1' });
-  assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' });
-  assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' }, 'cache hit');
+  const principal = { role: 'tenant', sub: 't1', keyId: 'k1', expiresAtMs: expiresAt.getTime() };
+  assert.deepEqual(verifyToken(secret, token), principal);
+  assert.deepEqual(verifyToken(secret, token), principal, 'cache hit');
   assert.equal(verifyToken('y'.repeat(40), token), null, 'another secret does not share the cache');
   const realNow = Date.now;
   try {
     Date.now = () => expiresAt.getTime();
     assert.equal(verifyToken(secret, token), null, 'expired at exp, cached or not');
     Date.now = realNow;
-    assert.deepEqual(verifyToken(secret, token), { role: 'tenant', sub: 't1', keyId: 'k1' }, 're-verified');
+    assert.deepEqual(verifyToken(secret, token), principal, 're-verified');
   } finally {
     Date.now = realNow;
   }

@@ -1,6 +1,8 @@
 /**
  * `timeshare logs <job>`: the job's events; with `-f`, the live SSE stream until the job finishes,
- * reconnecting with `Last-Event-ID` after a dropped connection so that nothing is lost or repeated.
+ * reconnecting with `Last-Event-ID` after a dropped connection, or one the API ended before the
+ * final event (it ends a stream when the token it was opened with expires; the reconnection carries
+ * a fresh one), so that nothing is lost or repeated.
  */
 import type { Command } from 'commander';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
@@ -18,17 +20,15 @@ function print(ctx: Context, e: JobEvent): void {
 const isFinalEvent = (e: JobEvent) => finalStatuses.has(String(e.data.status ?? ''));
 
 async function printPage(ctx: Context, client: TimeshareClient, id: string): Promise<void> {
-  let after: number | undefined;
+  let after: string | undefined;
   const all: JobEvent[] = [];
   for (;;) {
     const page = await unwrap(
       client.GET('/v1/jobs/{id}/events', { params: { path: { id }, query: { limit: 1000, after } } }),
     );
-    // The route also answers text/event-stream; asked for JSON (the default), it sends JSON.
-    if (typeof page === 'string') throw new Error('expected a JSON page of events');
     all.push(...page.data);
     if (!page.nextCursor) break;
-    after = Number(page.nextCursor);
+    after = page.nextCursor;
   }
   if (ctx.json) console.log(JSON.stringify(all, null, 2));
   else for (const e of all) print(ctx, e);

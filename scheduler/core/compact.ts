@@ -17,7 +17,7 @@
  */
 import type { PoolModel, Slot } from './cluster.js';
 import type { JobPlan, NodeDevices, Policy, QueuedJob, RunningJob } from './types.js';
-import { ranMinimum } from './min-run.js';
+import { mayNotice } from './min-run.js';
 
 export interface CompactionMove {
   jobId: string;
@@ -68,7 +68,7 @@ export function findCompaction(
           r &&
           r.nodeId === nodeId &&
           !leaving.has(r.id) &&
-          ranMinimum(r, policy, now) &&
+          mayNotice(r, policy, now) &&
           r.priority <= job.priority
         )
           onNode.set(r.id, r);

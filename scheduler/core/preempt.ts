@@ -1,6 +1,6 @@
 /**
  * Choosing victims for a queued job that fits nowhere. Allowed victims (each past its minimum run
- * time, none already under notice):
+ * time, none already under notice, none measured to end within the grace period: min-run.ts):
  *   priority — a lower-priority job of the same tenant;
  *   reclaim  — a job of a borrowing tenant, when the preemptor's tenant is not borrowing after
  *              admission and its share after admission ≤ the victim tenant's share after the victim
@@ -32,7 +32,7 @@
 import { switchFraction, type PoolModel, type Slot } from './cluster.js';
 import type { FairShare } from './fair-share.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
-import { ranMinimum } from './min-run.js';
+import { mayNotice } from './min-run.js';
 
 /**
  * Nodes looked at past the last fit found before the search takes the best so far. On a full pool
@@ -196,7 +196,7 @@ export function victimRules(
       return null;
     };
     return (v: RunningJob, tenantGone?: Footprint): PreemptDecision['reason'] | null => {
-      if (ctx.leaving.has(v.id) || !ranMinimum(v, policy, now)) return null;
+      if (ctx.leaving.has(v.id) || !mayNotice(v, policy, now)) return null;
       // A job giving back only what it grew into is told so, whichever rule also allows it.
       return need <= grownBy(v) ? 'shrink' : reasonFor(v, tenantGone);
     };

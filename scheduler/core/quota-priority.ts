@@ -8,7 +8,7 @@
  */
 import type { PoolModel } from './cluster.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
-import { ranMinimum } from './min-run.js';
+import { mayNotice } from './min-run.js';
 
 export interface QuotaPreemption {
   victims: PreemptDecision[];
@@ -37,7 +37,7 @@ export function quotaPriorityPreemption(
   if (left <= 0) return null;
   // Lowest priority first, then the most recently placed (it loses the least), as `priority` victims.
   const candidates = own
-    .filter((v) => !leaving.has(v.id) && v.priority < job.priority && ranMinimum(v, policy, now))
+    .filter((v) => !leaving.has(v.id) && v.priority < job.priority && mayNotice(v, policy, now))
     .sort((a, b) => a.priority - b.priority || b.placedAt - a.placedAt);
   const fitWithout = (chosen: readonly RunningJob[]) => {
     const exclude = new Set(chosen.map((v) => v.id));

@@ -7,7 +7,7 @@
  */
 import { grownBy } from './preempt.js';
 import type { Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
-import { ranMinimum } from './min-run.js';
+import { mayNotice } from './min-run.js';
 
 /**
  * The notices that bring the tenant `over` devices under its quota, from its jobs in `grown` (each
@@ -27,7 +27,7 @@ export function quotaShrinks(
   if (left <= 0) return [];
   // The most grown first (fewest restarts), then the most recently placed.
   const candidates = grown
-    .filter((v) => !leaving.has(v.id) && ranMinimum(v, policy, now))
+    .filter((v) => !leaving.has(v.id) && mayNotice(v, policy, now))
     .sort((a, b) => grownBy(b) - grownBy(a) || b.placedAt - a.placedAt);
   const out: PreemptDecision[] = [];
   for (const v of candidates) {

@@ -22,7 +22,7 @@ import {
   type VictimRules,
 } from './preempt.js';
 import type { JobPlan, Policy, PreemptDecision, QueuedJob, RunningJob } from './types.js';
-import { ranMinimum } from './min-run.js';
+import { mayNotice } from './min-run.js';
 
 export interface ReclaimingCompaction {
   nodeId: string;
@@ -67,7 +67,7 @@ export function findReclaimingCompaction(
     const here = stayingJobsOn(ctx, slots);
     const victims = here.filter((v) => reasonOf(v) !== null).sort(byShare);
     const movable = here
-      .filter((v) => reasonOf(v) === null && ranMinimum(v, policy, now) && v.priority <= job.priority)
+      .filter((v) => reasonOf(v) === null && mayNotice(v, policy, now) && v.priority <= job.priority)
       .sort((a, b) => a.devices.length - b.devices.length || (a.id < b.id ? -1 : 1));
     for (const v of victims) exclude.add(v.id);
     const moved: RunningJob[] = [];

@@ -2,7 +2,7 @@
  * Every metric point of a job that a query selects, read page after page: one page holds at most
  * 10,000 points, fewer than a long job writes (~12 a step).
  */
-import { unwrap, type MetricPoint, type TimeshareClient, type operations } from './index.js';
+import { unwrap, type MetricPoint, type TimeshareClient, type operations } from './client.js';
 
 export type MetricsQuery = Omit<NonNullable<operations['listJobMetrics']['parameters']['query']>, 'after'>;
 

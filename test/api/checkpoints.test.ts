@@ -93,6 +93,20 @@ test('serves byte ranges (206) and refuses ranges outside the file (416)', async
   assert.equal(bad.headers['content-range'], `bytes */${bytes.length}`);
 });
 
+test('an invalid range-spec is ignored (RFC 9110): inverted or malformed, the whole file (200)', async () => {
+  for (const range of ['bytes=10-5', `bytes=${bytes.length + 10}-3`, 'bytes=abc']) {
+    const res = await t
+      .as(h.http.get(`/v1/jobs/${jobId}/checkpoints/${ck.id}/content`))
+      .set('Range', range)
+      .buffer(true)
+      .parse(binary as never)
+      .expect(200);
+    assert.equal(res.headers['content-range'], undefined, range);
+    assert.equal(res.headers['content-length'], String(bytes.length), range);
+    assert.ok(res.body.equals(bytes), range);
+  }
+});
+
 test('a record whose file is missing is a 404, and keys cannot escape the storage root', async () => {
   const row = await h.api.deps.db.prisma.checkpoint.create({
     data: { jobId, step: 40, sizeBytes: 1n, sha256: 'x', storageKey: '../../etc/passwd' },

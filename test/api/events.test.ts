@@ -2,6 +2,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { notifyEvents } from '../../common/jobs/notify.js';
+import { issueToken } from '../../api/auth/jwt.js';
+import { createTimeshareClient, unwrap, type JobEvent } from '../../sdk/src/index.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 
 let h: Harness;
@@ -19,11 +21,11 @@ interface SseEvent {
 }
 
 /** Opens an SSE stream and collects events until it ends (or `stopAfter` events arrived). */
-function openStream(jobId: string, headers: Record<string, string> = {}) {
+function openStream(jobId: string, headers: Record<string, string> = {}, path = 'events') {
   const events: SseEvent[] = [];
   let onEvent: () => void = () => {};
   let ended = false;
-  const req = http.get(`${h.api.url}/v1/jobs/${jobId}/events`, {
+  const req = http.get(`${h.api.url}/v1/jobs/${jobId}/${path}`, {
     headers: { Accept: 'text/event-stream', Authorization: `Bearer ${t.token}`, ...headers },
   });
   const done = new Promise<void>((resolve, reject) => {
@@ -155,4 +157,92 @@ test('a stream of a finished job resumed at or after its final event ends at onc
     rest.events.map((e) => e.id),
     page.body.data.slice(1).map((e: { id: string }) => e.id),
   );
+});
+
+const submit = async (name: string) =>
+  (
+    await t
+      .as(h.http.post('/v1/jobs'))
+      .send({ name, workflow: { task: { name: 'addition' } } })
+      .expect(201)
+  ).body as { id: string };
+
+const endsWithin = (done: Promise<void>, ms: number) =>
+  Promise.race([done.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+test("a stream whose cursor lies past the job's final event ends once the job is final", async () => {
+  // Event ids are global: a cursor from another job's stream can lie past all of this job's events.
+  const job = await submit('past-cursor');
+  const other = await submit('other');
+  const ahead = await appendEvent(other.id, 'job.admitted', { status: 'admitted' });
+  for (const path of ['events', 'events/stream']) {
+    const j = path === 'events' ? job : await submit('past-cursor-2');
+    const aheadNow =
+      path === 'events' ? ahead : await appendEvent(other.id, 'job.placed', { status: 'placed' });
+    const stream = openStream(j.id, { 'Last-Event-ID': String(BigInt(aheadNow) + 50n) }, path);
+    // Opened while the job is not final: it waits, as it should.
+    assert.equal(await endsWithin(stream.done, 300), false, `${path}: ended before the job did`);
+    await t.as(h.http.post(`/v1/jobs/${j.id}/cancel`)).expect(200);
+    const ended = await endsWithin(stream.done, 8_000);
+    stream.close();
+    assert.ok(ended, `${path}: the stream did not end after the job was cancelled`);
+    assert.deepEqual(stream.events, [], 'every event of the job lies before the cursor');
+  }
+});
+
+test("the events page pages by its string cursor through the SDK's types", async () => {
+  const job = await submit('paged');
+  for (const status of ['admitted', 'placed', 'running'])
+    await appendEvent(job.id, `job.${status}`, { status });
+  const client = createTimeshareClient({ baseUrl: h.api.url, token: t.token });
+  // Typed by the generated schema: `page.data` is JobEvent[], `nextCursor` the next `after` (a string).
+  const seen: JobEvent[] = [];
+  let after: string | undefined;
+  let pages = 0;
+  for (;;) {
+    const page = await unwrap(
+      client.GET('/v1/jobs/{id}/events', { params: { path: { id: job.id }, query: { limit: 2, after } } }),
+    );
+    pages++;
+    seen.push(...page.data);
+    if (page.nextCursor === null) break;
+    after = page.nextCursor;
+  }
+  assert.deepEqual(
+    seen.map((e) => e.type),
+    ['job.queued', 'job.admitted', 'job.placed', 'job.running'],
+  );
+  assert.equal(pages, 3);
+  // The stream takes the page's cursor as its typed `Last-Event-ID` header.
+  const { response } = await client.GET('/v1/jobs/{id}/events/stream', {
+    params: { path: { id: job.id }, header: { 'Last-Event-ID': seen[1]!.id } },
+    parseAs: 'stream',
+  });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /text\/event-stream/);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  while (!text.includes(`id: ${seen[3]!.id}\n`)) text += (await reader.read()).value ?? '';
+  await reader.cancel();
+  assert.doesNotMatch(text, new RegExp(`id: (${seen[0]!.id}|${seen[1]!.id})\n`));
+  assert.match(text, new RegExp(`id: ${seen[2]!.id}\n`));
+});
+
+test('a stream ends when the token it was opened with expires', async () => {
+  const job = await submit('expiring');
+  const short = issueToken(h.config.TIMESHARE_JWT_SECRET, 2, { role: 'tenant', sub: t.id, keyId: 'short' });
+  const opened = Date.now();
+  const stream = openStream(job.id, { Authorization: `Bearer ${short.token}` }, 'events/stream');
+  await stream.waitFor(1);
+  assert.equal(stream.events[0]!.event, 'job.queued');
+  const ended = await endsWithin(stream.done, 6_000);
+  stream.close();
+  assert.ok(ended, 'the stream outlived its token');
+  assert.ok(Date.now() >= short.expiresAt.getTime() - 50, 'ended at the expiry, not before');
+  assert.ok(Date.now() - opened < 5_000);
+  // The same job's stream with a long-lived token stays open past that time.
+  const long = openStream(job.id);
+  await long.waitFor(1);
+  assert.equal(await endsWithin(long.done, 300), false);
+  long.close();
 });

@@ -24,6 +24,7 @@ test('GET /v1/openapi.json is OpenAPI 3.1 generated from the validating schemas'
     '/v1/jobs/{id}',
     '/v1/jobs/{id}/cancel',
     '/v1/jobs/{id}/events',
+    '/v1/jobs/{id}/events/stream',
     '/v1/jobs/{id}/metrics',
     '/v1/jobs/{id}/checkpoints',
     '/v1/jobs/{id}/checkpoints/{checkpointId}/content',
@@ -51,10 +52,66 @@ test('GET /v1/openapi.json is OpenAPI 3.1 generated from the validating schemas'
   assert.equal(spec.additionalProperties, false);
   assert.deepEqual(doc.components.schemas.TaskSpec.properties.name.enum, ['addition', 'reversal', 'sorting']);
   assert.ok(doc.paths['/v1/jobs'].post.responses['429']);
-  assert.deepEqual(
-    doc.components.schemas.Error.properties.error.properties.code.enum,
-    Object.keys(errorCatalogue),
-  );
+  // Open, since codes may be added (docs/api.md): a client generated from an enum would refuse a new one.
+  const code = doc.components.schemas.Error.properties.error.properties.code;
+  assert.equal(code.type, 'string');
+  assert.equal(code.enum, undefined);
+  assert.deepEqual(code.examples, Object.keys(errorCatalogue));
+  for (const c of Object.keys(errorCatalogue)) assert.match(code.description, new RegExp(`\`${c}\``), c);
+});
+
+test('response headers clients read are documented', async () => {
+  const doc = (await h.http.get('/v1/openapi.json').expect(200)).body;
+  const headersOf = (path: string, method: string, status: number) =>
+    Object.keys(doc.paths[path][method].responses[String(status)].headers ?? {}).sort();
+  const content = '/v1/jobs/{id}/checkpoints/{checkpointId}/content';
+  assert.deepEqual(headersOf(content, 'get', 200), [
+    'Accept-Ranges',
+    'Content-Length',
+    'ETag',
+    'Repr-Digest',
+    'X-Checkpoint-Sha256',
+  ]);
+  assert.deepEqual(headersOf(content, 'get', 206), [
+    'Accept-Ranges',
+    'Content-Length',
+    'Content-Range',
+    'ETag',
+    'X-Checkpoint-Sha256',
+  ]);
+  assert.deepEqual(headersOf('/v1/jobs', 'post', 201), ['Idempotent-Replayed']);
+  assert.deepEqual(headersOf('/v1/nodes/register', 'post', 409), ['Retry-After']);
+  // Every 429 and 503 the API can send carries Retry-After, and says so.
+  for (const [path, item] of Object.entries(
+    doc.paths as Record<string, Record<string, { responses: object }>>,
+  ))
+    for (const [method, op] of Object.entries(item))
+      for (const status of [429, 503])
+        if (String(status) in op.responses)
+          assert.deepEqual(headersOf(path, method, status), ['Retry-After'], `${method} ${path} ${status}`);
+});
+
+test('the events page and the live stream are separate operations, their cursors decimal strings', async () => {
+  const doc = (await h.http.get('/v1/openapi.json').expect(200)).body;
+  const page = doc.paths['/v1/jobs/{id}/events'].get;
+  assert.deepEqual(Object.keys(page.responses['200'].content), ['application/json']);
+  const stream = doc.paths['/v1/jobs/{id}/events/stream'].get;
+  assert.deepEqual(Object.keys(stream.responses['200'].content), ['text/event-stream']);
+  const param = (op: { parameters: { name: string; in: string; schema: object }[] }, name: string) =>
+    op.parameters.find((p) => p.name === name);
+  for (const [op, where, name] of [
+    [page, 'query', 'after'],
+    [stream, 'query', 'after'],
+    [stream, 'header', 'Last-Event-ID'],
+  ] as const) {
+    const p = param(op, name);
+    assert.equal(p?.in, where, name);
+    assert.equal((p?.schema as { type?: string }).type, 'string', name);
+    assert.equal((p?.schema as { pattern?: string }).pattern, '^\\d+$', name);
+  }
+  const list = doc.components.schemas.JobEventList.properties;
+  assert.deepEqual(list.nextCursor.type, ['string', 'null']);
+  assert.equal(doc.components.schemas.JobEvent.properties.id.type, 'string');
 });
 
 test('every error code is documented in docs/api.md', () => {

@@ -202,8 +202,15 @@ test(
       [500, 500, 500, 204],
     );
     assert.equal(new Set(tries.map((r) => r.body)).size, 1, 'the same message every time');
-    const flakyDeliveries = (await t.as(c.h.http.get(`/v1/webhooks/${flaky.id}/deliveries`)).expect(200)).body
-      .data;
+    // The receiver answers before the dispatcher records the answer: wait for the record.
+    const flakyDeliveries = await waitFor(
+      'the fourth try recorded',
+      async () => {
+        const page = (await t.as(c.h.http.get(`/v1/webhooks/${flaky.id}/deliveries`)).expect(200)).body.data;
+        return page.length === 1 && page[0].status !== 'pending' ? page : null;
+      },
+      10_000,
+    );
     assert.equal(flakyDeliveries.length, 1);
     assert.equal(flakyDeliveries[0].status, 'succeeded');
     assert.equal(flakyDeliveries[0].attempts, 4);

@@ -14,13 +14,18 @@ import { JobPage } from './views/job-page.js';
 import { UsageView } from './views/usage.js';
 import { PoolsView } from './views/pools.js';
 import { PoolPage } from './views/pool-page.js';
-import { NodesView, TenantsView } from './views/admin.js';
+import { TenantsView } from './views/tenants.js';
+import { TenantPage } from './views/tenant-page.js';
+import { NodesView } from './views/nodes.js';
+import { WebhooksView } from './views/webhooks.js';
+import { WebhookPage } from './views/webhook-page.js';
 import { AdminJobNotice } from './views/admin-job.js';
 
 const NAV = {
   tenant: [
     { href: '/jobs', label: 'Jobs' },
     { href: '/usage', label: 'Quota and usage' },
+    { href: '/webhooks', label: 'Webhooks' },
   ],
   admin: [
     { href: '/pools', label: 'Pools and queues' },
@@ -103,6 +108,8 @@ function TenantRoutes() {
       <Route path="/jobs">{() => <JobsView />}</Route>
       <Route path="/jobs/:id">{(p) => <JobPage id={p.id} />}</Route>
       <Route path="/usage">{() => <UsageView />}</Route>
+      <Route path="/webhooks">{() => <WebhooksView />}</Route>
+      <Route path="/webhooks/:id">{(p) => <WebhookPage id={p.id} />}</Route>
       <Route>{() => <Redirect to="/jobs" />}</Route>
     </Switch>
   );
@@ -114,6 +121,7 @@ function AdminRoutes() {
       <Route path="/pools">{() => <PoolsView />}</Route>
       <Route path="/pools/:name">{(p) => <PoolPage name={decodeURIComponent(p.name)} />}</Route>
       <Route path="/tenants">{() => <TenantsView />}</Route>
+      <Route path="/tenants/:id">{(p) => <TenantPage id={p.id} />}</Route>
       <Route path="/nodes">{() => <NodesView />}</Route>
       <Route path="/jobs/:id">{(p) => <AdminJobNotice id={p.id} />}</Route>
       <Route>{() => <Redirect to="/pools" />}</Route>

@@ -1,11 +1,13 @@
 /**
  * A job's live event stream (GET /v1/jobs/{id}/events as text/event-stream) through the SDK, so it
  * carries the bearer token that EventSource cannot send. The stream ends after the job's final
- * event; a dropped connection is resumed from the last event id (`Last-Event-ID`) after a pause.
+ * event; a dropped connection, or one the server ended before it (its token expired), is resumed
+ * from the last event id (`Last-Event-ID`).
  */
 import { useEffect, useState } from 'react';
 import { createParser } from 'eventsource-parser';
 import type { JobEvent, TimeshareClient } from '../../sdk/src/index.js';
+import { finalStatuses } from './format.js';
 
 const RETRY_MS = 2_000;
 
@@ -28,10 +30,14 @@ export async function followJobEvents(
       // A 4xx will not change by asking again (the job is not this tenant's, or not at all).
       if (response.status >= 400 && response.status < 500 && response.status !== 429) return;
       if (!response.ok || !data) throw new Error(`event stream: HTTP ${response.status}`);
+      let received = false;
       const parser = createParser({
         onEvent: (m) => {
           if (m.id) lastId = m.id;
-          onEvent(JSON.parse(m.data) as JobEvent);
+          const e = JSON.parse(m.data) as JobEvent;
+          received = true;
+          if (finalStatuses.has(statusOf(e) ?? '')) ended = true;
+          onEvent(e);
         },
       });
       const reader = data.pipeThrough(new TextDecoderStream()).getReader();
@@ -40,8 +46,10 @@ export async function followJobEvents(
         if (done) break;
         parser.feed(value);
       }
-      // The server ends the stream after the job's final event.
-      ended = true;
+      // The server ends the stream after the job's final event, and when the token it was opened
+      // with expires: then it is resumed at once with the session's fresh token (after a pause if
+      // nothing came, so that an odd clean end never loops fast).
+      if (!ended && !received) await new Promise((r) => setTimeout(r, RETRY_MS));
     } catch (err) {
       if (signal.aborted) return;
       console.warn('event stream interrupted, resuming', err);

@@ -5,8 +5,13 @@
  * Both live in sessionStorage: gone when the tab closes, never in a cookie (nothing is sent unless
  * the page itself adds the header, so there is no cross-site request to forge).
  */
-import { createTimeshareClient, TimeshareError, unwrap, type TimeshareClient } from '../../sdk/src/index.js';
-import { renewOnUnauthorized } from '../../sdk/src/renew-on-unauthorized.js';
+import {
+  clientFromApiKey,
+  createTimeshareClient,
+  TimeshareError,
+  unwrap,
+  type TimeshareClient,
+} from '../../sdk/src/index.js';
 
 export type Role = 'tenant' | 'admin';
 
@@ -20,7 +25,6 @@ export interface Session {
 }
 
 const STORAGE_KEY = 'timeshare.session';
-const RENEW_BEFORE_MS = 60_000;
 const baseUrl = window.location.origin;
 
 export function loadSession(): Session | null {
@@ -80,34 +84,11 @@ export async function login(apiKey: string): Promise<Session> {
  * The SDK client for a session. A tenant's token is renewed shortly before it expires, and once
  * more when the API refuses it (401) before then: after the API restarted with another signing
  * secret, every page of the tab answered "invalid or expired token" until the user logged in again,
- * though the key was still good (the CLI renews the same way, sdk/src/renew-on-unauthorized.ts).
+ * though the key was still good (the CLI renews the same way: sdk/src/api-key.ts).
  */
 export function clientFor(session: Session): TimeshareClient {
   if (session.role === 'admin') return createTimeshareClient({ baseUrl, token: session.apiKey });
+  // The SDK's client for a key (sdk/src/api-key.ts): renewals land in the session, then in storage.
   const held = session;
-  let renewing: Promise<string> | null = null;
-  // One exchange at a time: the requests of a page refused together share the token it brings.
-  const renew = () =>
-    (renewing ??= (async () => {
-      const anonymous = createTimeshareClient({ baseUrl });
-      const t = await unwrap(anonymous.POST('/v1/auth/token', { body: { apiKey: held.apiKey } }));
-      Object.assign(held, { token: t.token, expiresAt: t.expiresAt });
-      saveSession(held);
-      return t.token;
-    })().finally(() => (renewing = null)));
-  const token = async () => {
-    if (held.token && held.expiresAt && Date.parse(held.expiresAt) - RENEW_BEFORE_MS > Date.now())
-      return held.token;
-    return renew();
-  };
-  const afterRefusal = async (refused: string) => {
-    // Another request may have renewed it since this one was sent.
-    const next = renewing ?? (held.token && held.token !== refused ? Promise.resolve(held.token) : renew());
-    // A key the API refuses too leaves the 401 the answer (the page offers to log in again).
-    return next.catch((err: unknown) => {
-      if (err instanceof TimeshareError && err.status > 0) return null;
-      throw err;
-    });
-  };
-  return createTimeshareClient({ baseUrl, token, fetch: renewOnUnauthorized(afterRefusal) });
+  return clientFromApiKey(baseUrl, held.apiKey, { held, onRenewed: () => saveSession(held) });
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
@@ -59,4 +60,29 @@ test('signed headers verify with the standardwebhooks library, and only with the
   assert.deepEqual(new Webhook(secret).verify(body, headers), JSON.parse(body));
   assert.throws(() => new Webhook(newSecret()).verify(body, headers));
   assert.throws(() => new Webhook(secret).verify(body.replace('x', 'y'), headers));
+});
+
+test('the HMAC key is the base64-decoded part after whsec_ (docs/api.md, Webhooks)', () => {
+  const secret = newSecret();
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  assert.equal(key.length, 24);
+  const body = '{"type":"job.queued"}';
+  const at = new Date(1_800_000_000_000);
+  const headers = signedHeaders(secret, 'msg_1', body, at);
+  const mac = (k: Buffer | string) =>
+    createHmac('sha256', k).update(`msg_1.1800000000.${body}`).digest('base64');
+  assert.equal(headers['webhook-timestamp'], '1800000000');
+  assert.equal(headers['webhook-signature'], `v1,${mac(key)}`);
+  assert.notEqual(headers['webhook-signature'], `v1,${mac(secret)}`, 'not the secret as text');
+});
+
+test('the default retry schedule docs/api.md states: 2.5–5 s, 5–10 s, …, 21–43 min, then 30–60 min', () => {
+  const range = (n: number) => [0, 1].map((r) => retryDelayMs(n, 5_000, 3_600_000, () => r) / 1000);
+  assert.deepEqual(range(1), [2.5, 5]);
+  assert.deepEqual(range(2), [5, 10]);
+  assert.deepEqual(range(3), [10, 20]);
+  assert.deepEqual(range(9), [640, 1_280]);
+  assert.deepEqual(range(10), [1_280, 2_560]);
+  assert.deepEqual(range(11), [1_800, 3_600]);
+  assert.deepEqual(range(40), [1_800, 3_600]);
 });

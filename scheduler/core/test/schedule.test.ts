@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../policy.js';
 import { schedule } from '../schedule.js';
-import type { Decisions } from '../types.js';
+import type { Decisions, RunningJob } from '../types.js';
 import { T0, node, plan, queued, running, snapshot, tenant, workload } from './builders.js';
 
 const GiB = 1024 ** 3;
@@ -566,6 +566,29 @@ describe('schedule(): preemption', () => {
       );
     assert.equal(view(noticed('b1'), 'b1')!.position, 1);
     assert.equal(view(noticed(null), 'a-old')!.position, 1);
+  });
+
+  it('gives no notice to a measured job predicted to end within the grace period, and waits for it', () => {
+    const base = {
+      nodes: [node('n1', 1)],
+      tenants: [tenant('a')],
+      queued: [queued('urgent', 'a', { priority: 3 })],
+    };
+    // 2 steps of 10 s left, the grace 30 s: it ends before a notice would free its device.
+    const ending = (over: Partial<RunningJob>) =>
+      schedule(
+        snapshot({
+          ...base,
+          running: [running('low', 'a', 'n1', [0], { priority: 0, stepsDone: 98, ...over })],
+        }),
+        kueueLikePolicy,
+        T0,
+      );
+    const d = ending({});
+    assert.deepEqual(d.preempt, []);
+    assert.equal(view(d, 'urgent')!.estimatedStartAt, T0 + 20_000);
+    // The prior's guess is not trusted with it.
+    assert.equal(ending({ plan: plan({ confidence: 0.4 }) }).preempt.length, 1);
   });
 
   it('preempts a lower-priority job of the same tenant, after its minimum run time only', () => {

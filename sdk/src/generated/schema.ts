@@ -372,10 +372,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A job's events: a JSON page, or with `Accept: text/event-stream` a live SSE stream
-         * @description The stream resumes after the `Last-Event-ID` header (or `after`), sends a comment every 15 s, and ends after the event that puts the job in a final state.
+         * A page of a job's events, oldest first
+         * @description Pages of `limit` events, the next one `after` the `nextCursor` (event ids and cursors are decimal strings). The live stream is `GET /v1/jobs/{id}/events/stream`; this path sends the same stream when asked for `Accept: text/event-stream` (as the dashboard and the CLI ask for it).
          */
         get: operations["listJobEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A job's events as a live SSE stream
+         * @description Server-sent events: `id: <event id>`, `event: <type>`, `data: <JobEvent JSON>` for every event after `Last-Event-ID` (or `after`), then live ones; a comment every 15 s. It ends once the job is final and every event up to its final one is passed (sent, or before the cursor), and when the token it was opened with expires (reconnect with a fresh token and `Last-Event-ID`: nothing is missed).
+         */
+        get: operations["streamJobEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1077,8 +1097,24 @@ export interface components {
         Error: {
             error: {
                 type: string;
-                /** @enum {string} */
-                code: "invalid_request" | "node_protocol_unsupported" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "range_not_satisfiable" | "request_header_fields_too_large" | "quota_exceeded" | "rate_limited" | "internal" | "unavailable";
+                /**
+                 * @description Stable machine-readable code; new codes may be added. Known codes: `invalid_request` (400), `node_protocol_unsupported` (400), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `range_not_satisfiable` (416), `request_header_fields_too_large` (431), `quota_exceeded` (429), `rate_limited` (429), `internal` (500), `unavailable` (503)
+                 * @example invalid_request
+                 * @example node_protocol_unsupported
+                 * @example unauthorized
+                 * @example forbidden
+                 * @example not_found
+                 * @example method_not_allowed
+                 * @example conflict
+                 * @example payload_too_large
+                 * @example range_not_satisfiable
+                 * @example request_header_fields_too_large
+                 * @example quota_exceeded
+                 * @example rate_limited
+                 * @example internal
+                 * @example unavailable
+                 */
+                code: string;
                 message: string;
                 param: string | null;
             };
@@ -1198,9 +1234,14 @@ export interface components {
         };
         JobEventList: {
             data: components["schemas"]["JobEvent"][];
+            /** @description The last event id of a full page, to send as `after`; null on the last page */
             nextCursor: string | null;
         };
         JobEvent: {
+            /**
+             * @description Increasing across all jobs (not only this one); a decimal string, as ids are 64-bit
+             * @example 153
+             */
             id: string;
             type: string;
             /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown) */
@@ -1709,7 +1750,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1766,6 +1807,8 @@ export interface operations {
             /** @description Created (or replayed for a known Idempotency-Key) */
             201: {
                 headers: {
+                    /** @description `true` when the answer is the job an earlier request with this `Idempotency-Key` created */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1831,7 +1874,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. `quota_exceeded`: A tenant quota would be exceeded; the message names the quota and its limit. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1940,7 +1983,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2071,7 +2114,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2189,7 +2232,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2307,7 +2350,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2425,7 +2468,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2519,7 +2562,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2613,7 +2656,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2702,7 +2745,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2791,7 +2834,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2893,7 +2936,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2994,7 +3037,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3114,7 +3157,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3223,7 +3266,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3335,7 +3378,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3457,7 +3500,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3565,7 +3608,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3674,7 +3717,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3796,7 +3839,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3897,7 +3940,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4008,7 +4051,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4115,7 +4158,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4158,8 +4201,8 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description Return events with a larger id */
-                after?: number;
+                /** @description Return events with a larger id: the `nextCursor` (or an event `id`) of a previous page */
+                after?: string;
             };
             header?: never;
             path: {
@@ -4176,6 +4219,120 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobEventList"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamJobEvents: {
+        parameters: {
+            query?: {
+                /** @description Send the events with a larger id (`Last-Event-ID`, when sent, wins) */
+                after?: string;
+            };
+            header?: {
+                /** @description The id of the last event the client has: the stream resumes after it */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "text/event-stream": string;
                 };
             };
@@ -4229,7 +4386,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4345,7 +4502,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4456,7 +4613,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4515,6 +4672,16 @@ export interface operations {
             /** @description The file */
             200: {
                 headers: {
+                    /** @description The whole file's sha256, hex */
+                    "X-Checkpoint-Sha256"?: string;
+                    /** @description The sha256 as a strong ETag, for `If-Range` */
+                    ETag?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description The file's size in bytes */
+                    "Content-Length"?: number;
+                    /** @description The file's sha256 (RFC 9530): `sha-256=:<base64>:` */
+                    "Repr-Digest"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4524,6 +4691,16 @@ export interface operations {
             /** @description A range of the file */
             206: {
                 headers: {
+                    /** @description The whole file's sha256, hex */
+                    "X-Checkpoint-Sha256"?: string;
+                    /** @description The sha256 as a strong ETag, for `If-Range` */
+                    ETag?: string;
+                    /** @description `bytes` */
+                    "Accept-Ranges"?: string;
+                    /** @description The range sent: `bytes <first>-<last>/<size>` */
+                    "Content-Range"?: string;
+                    /** @description The range's length in bytes */
+                    "Content-Length"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4589,7 +4766,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4696,7 +4873,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4797,7 +4974,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4898,7 +5075,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5018,7 +5195,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5128,6 +5305,8 @@ export interface operations {
             /** @description `conflict`: The request conflicts with the current state (reused idempotency key, finished job, duplicate name). */
             409: {
                 headers: {
+                    /** @description On a released node that still holds its old key's runs: seconds to wait before registering again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5146,7 +5325,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5269,7 +5448,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5384,7 +5563,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5494,7 +5673,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5610,7 +5789,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5719,7 +5898,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5835,7 +6014,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5949,7 +6128,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6077,7 +6256,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6205,7 +6384,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6335,7 +6514,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6463,7 +6642,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6584,7 +6763,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6684,7 +6863,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6804,7 +6983,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6911,7 +7090,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7028,7 +7207,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7138,7 +7317,7 @@ export interface operations {
             /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

@@ -11,7 +11,8 @@ import { useApi } from '../api-context.js';
 import { statusOf, useJobEvents } from '../job-stream.js';
 import { usePoll } from '../use-poll.js';
 import { ago, finalStatuses, noNodeHolds, time, waitReasonText } from '../format.js';
-import { ConfirmCancel } from '../components/confirm-cancel.js';
+import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { JobPriority } from '../components/job-priority.js';
 import { MetricChart } from '../components/metric-chart.js';
 import { NoNodeHolds } from '../components/no-node-holds.js';
 import { StatusBadge } from '../components/status-badge.js';
@@ -141,7 +142,8 @@ function JobView({
           <StatusBadge status={status} />
         </Group>
         {!finalStatuses.has(status) && (
-          <Group>
+          <Group align="flex-end">
+            <JobPriority job={j} onChanged={reloadJob} />
             <Button
               variant="light"
               onClick={act(j.pausedAt ? 'resume' : 'pause')}
@@ -162,11 +164,15 @@ function JobView({
           </Group>
         )}
       </Group>
-      <ConfirmCancel
+      <ConfirmDialog
         opened={confirmingCancel}
-        jobName={j.name}
+        title={`Cancel ${j.name}?`}
+        body={['It stops for good: a cancelled job cannot be resumed (pausing it can be).']}
+        keepLabel="Keep the job"
+        confirmLabel="Cancel the job"
+        confirmTestId="confirm-cancel"
         onKeep={() => setConfirmingCancel(false)}
-        onCancel={() => {
+        onConfirm={() => {
           setConfirmingCancel(false);
           void act('cancel')();
         }}
