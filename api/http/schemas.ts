@@ -123,6 +123,16 @@ export const createTenantSchema = z
   })
   .openapi('CreateTenant');
 
+export const updateTenantSchema = z
+  .strictObject({
+    weight: z
+      .number()
+      .positive()
+      .max(1000)
+      .openapi({ description: "Fair-share weight: the tenant's part of a pool is in proportion to it" }),
+  })
+  .openapi('UpdateTenant');
+
 export const quotaSchema = z
   .object({
     maxActiveJobs: z.number().int(),

@@ -7,6 +7,7 @@ import {
   apiKeyCreatedSchema,
   createKeySchema,
   createTenantSchema,
+  updateTenantSchema,
   nodeKeyListSchema,
   pageQuery,
   quotaSchema,
@@ -126,6 +127,26 @@ export function tenantRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   });
   r.get('/v1/tenants/:id', admin, async (req, res) => {
     res.json(tenantView(await findTenant(prisma, req.params.id as string)));
+  });
+
+  registerRoute(registry, {
+    method: 'patch',
+    path: '/v1/tenants/{id}',
+    operationId: 'updateTenant',
+    description:
+      "Its fair-share weight; the scheduler's next round uses it. The name is fixed at creation: it names the tenant in metrics and timelines.",
+    summary: "Change a tenant's fair-share weight",
+    tags: ['tenants'],
+    request: { params: idParams, body: { content: { 'application/json': { schema: updateTenantSchema } } } },
+    responses: { 200: json(tenantSchema) },
+  });
+  r.patch('/v1/tenants/:id', admin, async (req, res) => {
+    // The tenant first: a body for a tenant that is not there is a 404, as for the quota.
+    const t = await findTenant(prisma, req.params.id as string);
+    const body = parseOrThrow(updateTenantSchema, req.body);
+    await prisma.tenant.update({ where: { id: t.id }, data: { weight: body.weight } });
+    req.log.info({ tenantId: t.id, weight: body.weight }, 'tenant weight changed');
+    res.json(tenantView(await findTenant(prisma, t.id)));
   });
 
   registerRoute(registry, {

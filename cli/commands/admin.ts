@@ -77,6 +77,22 @@ export function adminCommands(program: Command, ctx: () => Context): void {
       emit(c, t, () => console.log(JSON.stringify(t, null, 2)));
     });
 
+  tenants
+    .command('set <tenant>')
+    .description("change a tenant's fair-share weight (its name is fixed)")
+    .requiredOption('--weight <w>', 'fair-share weight (0–1000, above 0)', parseNumber)
+    .action(async (ref: string, opts: { weight: number }) => {
+      const c = ctx();
+      const client = await c.admin();
+      const t = await unwrap(
+        client.PATCH('/v1/tenants/{id}', {
+          params: { path: { id: await tenantId(client, ref) } },
+          body: { weight: opts.weight },
+        }),
+      );
+      emit(c, t, () => console.log(`tenant ${t.name}: weight ${t.weight}`));
+    });
+
   const keys = admin.command('keys').description("tenants' API keys");
   keys
     .command('create <tenant>')

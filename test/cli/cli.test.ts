@@ -180,6 +180,9 @@ test('admin commands: tenants, keys, quotas and nodes', async () => {
   );
   assert.equal(set.code, 0, set.stderr);
   assert.equal(JSON.parse(set.stdout).maxActiveJobs, 7);
+  const weighed = await runCli(['admin', 'tenants', 'set', 'cli-admin-made', '--weight', '2.5'], adminEnv);
+  assert.equal(weighed.code, 0, weighed.stderr);
+  assert.match(weighed.stdout, /tenant cli-admin-made: weight 2\.5/);
   const key = JSON.parse((await runCli(['--json', 'admin', 'keys', 'create', created.id], adminEnv)).stdout);
   const revoke = await runCli(['admin', 'keys', 'revoke', 'cli-admin-made', key.id], adminEnv);
   assert.equal(revoke.code, 0, revoke.stderr);

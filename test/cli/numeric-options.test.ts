@@ -43,6 +43,7 @@ after(async () => {
 // Every numeric option but those of `metrics` (cli/commands/metrics.ts), with a value it refuses.
 const refused: [args: string[], flags: string, value: string, says: string][] = [
   [['admin', 'tenants', 'create', 'acme'], '--weight <w>', 'abc', 'Not a number.'],
+  [['admin', 'tenants', 'set', 'acme'], '--weight <w>', 'heavy', 'Not a number.'],
   [['admin', 'quota', 'set', id], '--max-active-jobs <n>', 'abc', 'Not an integer.'],
   [['admin', 'quota', 'set', id], '--max-active-jobs <n>', '12abc', 'Not an integer.'],
   [['admin', 'quota', 'set', id], '--max-concurrent-devices <n>', '2.5', 'Not an integer.'],

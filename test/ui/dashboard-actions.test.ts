@@ -115,6 +115,19 @@ test('admin: a tenant, its quota and keys; node keys; a node released', { timeou
     maxActiveJobs: 7,
     deviceHoursPerMonth: 12.5,
   });
+  // Its weight: refused at 0 under its field, then changed.
+  const weight = page.getByTestId('weight-form');
+  await weight.getByLabel('Fair-share weight').fill('0');
+  await weight.getByRole('button', { name: 'Save weight' }).click();
+  await waitFor(
+    'the weight refused under its field',
+    async () => (await weight.getByLabel('Fair-share weight').getAttribute('aria-invalid')) === 'true',
+    15_000,
+  );
+  await weight.getByLabel('Fair-share weight').fill('2.5');
+  await weight.getByRole('button', { name: 'Save weight' }).click();
+  await weight.getByTestId('weight-saved').waitFor();
+  assert.equal((await h.admin(h.http.get(`/v1/tenants/${made.id}`)).expect(200)).body.weight, 2.5);
 
   // Its keys: the first one listed by prefix; another created (shown once, good for a token).
   const keys = page.getByTestId('tenant-keys');
@@ -193,7 +206,7 @@ test('admin: a tenant, its quota and keys; node keys; a node released', { timeou
 
   assert.deepEqual(
     errors.filter((e) => !e.startsWith('console: Failed to load resource')),
-    ['400 POST /v1/tenants', `400 PUT /v1/tenants/${made.id}/quota`],
+    ['400 POST /v1/tenants', `400 PUT /v1/tenants/${made.id}/quota`, `400 PATCH /v1/tenants/${made.id}`],
   );
 });
 

@@ -1,6 +1,6 @@
 /**
- * Admin: one tenant — its quota, edited, and its API keys (created with the secret shown once,
- * revoked once confirmed). The weight is set when the tenant is created: no route changes it.
+ * Admin: one tenant — its fair-share weight and quota, edited, and its API keys (created with the
+ * secret shown once, revoked once confirmed).
  */
 import { Alert, Anchor, Card, Stack, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
@@ -10,6 +10,7 @@ import { usePoll } from '../use-poll.js';
 import { ago } from '../format.js';
 import { ApiKeys } from '../components/api-keys.js';
 import { QuotaForm } from '../components/quota-form.js';
+import { WeightForm } from '../components/weight-form.js';
 
 const BackToTenants = () => (
   <Anchor component={Link} href="/tenants" size="sm">
@@ -38,8 +39,11 @@ export function TenantPage({ id }: { id: string }) {
       <BackToTenants />
       <Title order={3}>{t.name}</Title>
       <Text size="sm" c="dimmed">
-        {t.id} · weight {t.weight} (set at creation) · created {ago(t.createdAt)}
+        {t.id} · created {ago(t.createdAt)}
       </Text>
+      <Card withBorder>
+        <WeightForm tenantId={t.id} weight={t.weight} />
+      </Card>
       <Card withBorder>
         <Title order={5} mb="xs">
           Quota
