@@ -120,15 +120,16 @@ export async function startCluster(
 
 export async function waitFor<T>(
   what: string,
-  fn: () => Promise<T | null | undefined | false>,
+  fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   timeoutMs = 120_000,
+  pollMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { newSecret } from '../../webhooks/signing.js';
+import { waitFor as waitUntil } from '../helpers/cluster.js';
 
 export interface Hit {
   path: string;
@@ -105,16 +106,9 @@ export function peakOpen(sel: Hit[], until: number): number {
   return peak;
 }
 
-export async function waitFor<T>(
+/** `waitFor` polled every 25 ms: the pool's tests order deliveries a few hundred ms apart. */
+export const waitFor = <T>(
   what: string,
   fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+): Promise<T> => waitUntil(what, fn, timeoutMs, 25);
