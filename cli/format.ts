@@ -13,7 +13,7 @@ const ENDED: Record<NonNullable<Job['finishReason']>, string> = {
 
 /** What a queued job waits for, in words; the reason's code follows in brackets for scripts and docs. */
 const WAITING: Record<NonNullable<Job['waitReason']>, string> = {
-  capacity: 'devices to free up',
+  capacity: "devices: its pool's are busy, or it has no ready node",
   quota: "its tenant's quota (active jobs, concurrent devices or device-hours)",
   fair_share: 'other tenants under their share to be served first',
   priority: 'jobs of higher priority ahead of it',

@@ -73,15 +73,17 @@ async function main(): Promise<void> {
   if (left) logger.info({ reports: left }, 'sending reports an earlier run left in the outbox');
   while ((await outbox.idle(60_000)) > 0)
     logger.warn({ reports: outbox.pending }, 'outbox not delivered yet');
-  const nodeId = await client.register(
-    {
-      name: config.TIMESHARE_NODE_NAME,
-      pool: config.TIMESHARE_POOL,
-      deviceType: gpus ? 'cuda' : 'cpu-virtual',
-      devices,
-    },
-    (err) => logger.warn({ err: err.message }, 'node registration refused for now; retrying'),
-  );
+  const register = () =>
+    client.register(
+      {
+        name: config.TIMESHARE_NODE_NAME,
+        pool: config.TIMESHARE_POOL,
+        deviceType: gpus ? 'cuda' : 'cpu-virtual',
+        devices,
+      },
+      (err) => logger.warn({ err: err.message }, 'node registration refused for now; retrying'),
+    );
+  const nodeId = await register();
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
   const lease = new HeartbeatLease(supervision);
@@ -144,14 +146,32 @@ async function main(): Promise<void> {
         })),
       )
       .then(() => lease.accepted(sentAt))
-      .catch((err) =>
+      .catch((err) => {
         // Refused (4xx) is not a network blip: every heartbeat after it fails alike, and the
         // scheduler will mark the node lost.
-        err instanceof ControlPlaneError
-          ? logger.error({ err: String(err), status: err.status }, 'heartbeat refused')
-          : logger.warn({ err: String(err) }, 'heartbeat failed'),
-      );
+        if (!(err instanceof ControlPlaneError)) return logger.warn({ err: String(err) }, 'heartbeat failed');
+        logger.error({ err: String(err), status: err.status }, 'heartbeat refused');
+        if (err.status === 404) registerAgain();
+      });
   }, config.TIMESHARE_HEARTBEAT_MS);
+
+  // The node released from this key (POST /v1/nodes/{id}/release): its heartbeats are refused as
+  // another's node. Its jobs stop themselves once the daemon is silent (supervision), and it
+  // registers again — refused (409) until the fence has passed, then the node is ready and its jobs
+  // requeued. Before, the daemon logged the refusal forever and the node stayed lost until restarted.
+  let reregistering: Promise<void> | null = null;
+  function registerAgain(): void {
+    if (stopping) return;
+    reregistering ??= register()
+      .then((id) => {
+        if (id === nodeId) return void logger.info({ nodeId }, 'node registered again after its release');
+        // Another node row: everything this process holds names the old one; a fresh start is simpler.
+        logger.error({ nodeId, now: id }, 'registered again as another node; restarting');
+        process.exit(75);
+      })
+      .catch((err) => logger.warn({ err: String(err) }, 'registering again failed; will retry'))
+      .finally(() => (reregistering = null));
+  }
 
   let stopping = false;
   const shutdown = async (signal: string) => {

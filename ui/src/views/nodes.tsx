@@ -17,7 +17,7 @@ const nodeColor: Record<string, string> = { ready: 'green', draining: 'yellow', 
 
 /** What releasing does (docs/api.md, POST /v1/nodes/{id}/release), and how it differs from a drain. */
 const RELEASE_EFFECT = [
-  'Releasing unbinds the node from the node key that registered it: that key can no longer act for it, and the node is lost until a daemon registers it again, with any node key.',
+  'Releasing unbinds the node from the node key that registered it: that key can no longer act for it, and the node is lost until a daemon registers it again: its own daemon does so once the node has been silent for the node timeout, and its jobs are requeued.',
   'Its jobs go back to the queue once the node has been silent for the node timeout, so that a job never runs beside its requeued self; they restart from their last checkpoint.',
   'To move jobs off a node without fencing it, stop its daemon instead: it drains the node (its jobs checkpoint and move to other nodes at once).',
 ];
