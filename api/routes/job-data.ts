@@ -97,9 +97,12 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream')
       return openStream(req, res, q.after);
     const job = await ownJob(req);
-    const events = await listEvents(pool, job.id, BigInt(q.after ?? '0'), q.limit);
-    const last = events[events.length - 1];
-    res.json({ data: events, nextCursor: events.length === q.limit && last ? last.id : null });
+    // One more than the page: a cursor only when there is more to read now (a full last page sent
+    // clients for an empty one).
+    const read = await listEvents(pool, job.id, BigInt(q.after ?? '0'), q.limit + 1);
+    const events = read.slice(0, q.limit);
+    const more = read.length > q.limit;
+    res.json({ data: events, nextCursor: more ? events[events.length - 1]!.id : null });
   });
 
   const jobIsFinal = async (jobId: string) => {

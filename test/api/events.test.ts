@@ -212,7 +212,7 @@ test("the events page pages by its string cursor through the SDK's types", async
     seen.map((e) => e.type),
     ['job.queued', 'job.admitted', 'job.placed', 'job.running'],
   );
-  assert.equal(pages, 3);
+  assert.equal(pages, 2, 'a full last page has no cursor: no empty page after it');
   // The stream takes the page's cursor as its typed `Last-Event-ID` header.
   const { response } = await client.GET('/v1/jobs/{id}/events/stream', {
     params: { path: { id: job.id }, header: { 'Last-Event-ID': seen[1]!.id } },
