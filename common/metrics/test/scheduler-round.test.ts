@@ -18,6 +18,7 @@ import { redisNames } from '../../queues.js';
 import { readCapacity } from '../../capacity.js';
 import { readAllShares } from '../../shares.js';
 import { createSchedulerMetrics } from '../scheduler.js';
+import { sample } from './exposition.js';
 
 const { redis, prefix } = fileRedis(after);
 const names = redisNames(`${prefix}:`);
@@ -34,21 +35,6 @@ after(async () => {
   await pool.end();
   await db.drop();
 });
-
-/** The value of one series in an exposition, whatever the order of its labels; null if absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (
-      Object.keys(got).length === Object.keys(labels).length &&
-      Object.entries(labels).every(([k, v]) => got[k] === v)
-    )
-      return Number(m[3]);
-  }
-  return null;
-}
 
 const spec = {
   resources: { devices: 1 },

@@ -2,23 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createWorkerMetrics } from '../../../worker-node/metrics.js';
 import { serveMetrics } from '../serve.js';
+import { sample } from './exposition.js';
 import { loadSchedulerConfig } from '../../../scheduler/config.js';
 import { loadWorkerConfig } from '../../../worker-node/config.js';
-
-/** The value of one series in an exposition, whatever the order of its labels; null if absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number | null {
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (
-      Object.keys(got).length === Object.keys(labels).length &&
-      Object.entries(labels).every(([k, v]) => got[k] === v)
-    )
-      return Number(m[3]);
-  }
-  return null;
-}
 
 const profile = (stage: string, seconds: number, tokens: number, computeSeconds: number | null = null) => ({
   stage,
