@@ -70,6 +70,21 @@ export function gemmCheck(o: {
   );
 }
 
+/**
+ * Runs `runs` back-to-back thread-pool jobs (2 and 8 tasks alternately) and counts tasks that ran
+ * more than once or not at all; `delayUs` > 0 makes the workers join late and claim slowly, which
+ * replays the interleaving of the pool's handoff on purpose (see pool_check in bench-exports.cc).
+ */
+export function poolCheck(o: {
+  threads?: number;
+  runs: number;
+  delayUs?: number;
+}): Promise<{ duplicated: number; missing: number }> {
+  return wrap(() =>
+    nativeModule().poolCheck({ threads: o.threads ?? 2, runs: o.runs, delayUs: o.delayUs ?? 0 }),
+  );
+}
+
 export function gradCheck(o: { objective: 'sft' | 'grpo'; samples?: number; step?: number; seed?: number }) {
   return wrap(() =>
     nativeModule().gradCheck({

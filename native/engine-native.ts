@@ -228,6 +228,11 @@ export interface NativeModule {
     threads: number;
     generic: boolean;
   }): Promise<number>;
+  poolCheck(o: {
+    threads: number;
+    runs: number;
+    delayUs: number;
+  }): Promise<{ duplicated: number; missing: number }>;
   gradCheck(o: {
     objective: 'sft' | 'grpo';
     samples: number;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { gemmCheck, gradCheck } from '../diagnostics.js';
+import { gemmCheck, gradCheck, poolCheck } from '../diagnostics.js';
 
 test('own sgemm matches a double-precision reference on odd shapes, transposes and beta', async () => {
   const shapes: [number, number, number][] = [
@@ -23,6 +23,21 @@ test('own sgemm matches a double-precision reference on odd shapes, transposes a
             `m${m} n${n} k${k} tA${transA} tB${transB} beta${beta}: ${err}`,
           );
         }
+});
+
+// The one CI failure of the test above (m130 n17 k513 beta1, error 0.234, 2 threads) was the pool
+// running a task twice: a worker that woke for a job after the caller had finished it alone claimed
+// a stale task number, and ran it in the caller's next job, which ran it as well. In sgemm that
+// added one K block's product (here the last, k = 1) into C twice. The delays replay that
+// interleaving on every other job; without them it is a plain stress of the same handoff (about one
+// duplicate per 20,000 jobs before the fix, 2 cores).
+test('the thread pool runs every task exactly once, also for a worker that joins a job late', async () => {
+  for (const threads of [2, 3]) {
+    const slow = await poolCheck({ threads, runs: 200, delayUs: 300 });
+    assert.deepEqual(slow, { duplicated: 0, missing: 0 }, `${threads} threads, late workers`);
+  }
+  const fast = await poolCheck({ threads: 2, runs: 400_000 });
+  assert.deepEqual(fast, { duplicated: 0, missing: 0 }, '2 threads, back-to-back jobs');
 });
 
 test('the portable micro-kernel (no AVX2) agrees with the reference', async () => {

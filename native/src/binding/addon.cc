@@ -9,6 +9,7 @@ namespace ts {
 Napi::Value bench_gemm(const Napi::CallbackInfo& info);
 Napi::Value bench_copy(const Napi::CallbackInfo& info);
 Napi::Value gemm_check(const Napi::CallbackInfo& info);
+Napi::Value pool_check(const Napi::CallbackInfo& info);
 Napi::Value grad_check_js(const Napi::CallbackInfo& info);
 }  // namespace ts
 
@@ -17,6 +18,7 @@ static Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("benchGemm", Napi::Function::New(env, ts::bench_gemm));
   exports.Set("benchCopy", Napi::Function::New(env, ts::bench_copy));
   exports.Set("gemmCheck", Napi::Function::New(env, ts::gemm_check));
+  exports.Set("poolCheck", Napi::Function::New(env, ts::pool_check));
   exports.Set("gradCheck", Napi::Function::New(env, ts::grad_check_js));
   Napi::Object build = Napi::Object::New(env);
   build.Set("blas", ts::blas_available());

@@ -1,6 +1,7 @@
 #include "device/thread-pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ts {
 
@@ -19,17 +20,26 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::drain(int id) {
+void ThreadPool::set_test_delays(int join_us, int claim_us) {
+  test_join_us_.store(join_us, std::memory_order_relaxed);
+  test_claim_us_.store(claim_us, std::memory_order_relaxed);
+}
+
+void ThreadPool::drain(const std::function<void(int64_t, int)>& fn, int64_t tasks, int id) {
   for (;;) {
     const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
-    if (t >= tasks_) break;
-    (*job_)(t, id);
+    if (id != 0 && test_claim_us_.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::microseconds(test_claim_us_.load(std::memory_order_relaxed)));
+    if (t >= tasks) break;
+    fn(t, id);
   }
 }
 
 void ThreadPool::worker_loop(int id) {
   uint64_t seen = 0;
   for (;;) {
+    const std::function<void(int64_t, int)>* job = nullptr;
+    int64_t tasks = 0;
     // Spin briefly before sleeping: kernels arrive back to back and a condvar wake costs more than
     // most of them.
     for (int spin = 0; spin < 4000 && generation_.load(std::memory_order_acquire) == seen; ++spin) {
@@ -40,11 +50,31 @@ void ThreadPool::worker_loop(int id) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return generation_.load() != seen; });
+      if (test_join_us_.load(std::memory_order_relaxed)) {
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::microseconds(test_join_us_.load(std::memory_order_relaxed)));
+        lock.lock();
+      }
       seen = generation_.load();
       if (stop_) return;
+      // Join the job only if it is still open, and take its description here, under the lock,
+      // together with the active_ count that makes run() wait for us. A worker that wakes after
+      // run() has already finished the job alone (it needs no help for a few tasks, and a worker
+      // can be descheduled for a while on 2 cores) used to join anyway and read job_, tasks_ and
+      // next_ unlocked in drain(): it claimed a stale task number from the finished job, run()
+      // then published the next job and reset next_ to 0, and the stale number, now below the new
+      // tasks_, ran under the new job while run() handed out the same number again. In sgemm that
+      // ran one tile's micro-kernel twice, adding a K block's product into C twice whenever
+      // beta_eff was 1 (the CI failure: m130 n17 k513 beta1, error 0.234, the k = 1 last block).
+      // Joining only a published job under the lock means every number we claim belongs to the
+      // job we counted ourselves into, and run() cannot reset next_ for the next job until we
+      // have left drain().
+      if (job_ == nullptr) continue;
+      job = job_;
+      tasks = tasks_;
       active_.fetch_add(1);
     }
-    drain(id);
+    drain(*job, tasks, id);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (active_.fetch_sub(1) == 1) done_.notify_all();
@@ -66,10 +96,10 @@ void ThreadPool::run(int64_t tasks, const std::function<void(int64_t, int)>& fn)
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  drain(0);
+  drain(fn, tasks, 0);
   std::unique_lock<std::mutex> lock(mu_);
-  // A worker that has not woken yet would find no work left, but it must not read job_ after we
-  // return, so wait until every started worker has left drain() and no task is unclaimed.
+  // Every task is claimed; wait until every worker that joined this job has left drain(). One that
+  // wakes later finds job_ null below and does not touch next_ (see worker_loop).
   done_.wait(lock, [&] { return active_.load() == 0; });
   job_ = nullptr;
   tasks_ = 0;
