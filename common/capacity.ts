@@ -10,11 +10,11 @@ import type { RedisNames } from './queues.js';
 
 export interface PoolCapacity {
   pool: string;
-  /** Devices on the pool's ready nodes. */
+  /** Devices on the pool's ready nodes that no admin cordoned. */
   devices: number;
-  /** Devices on ready nodes that no running or just-placed job holds. */
+  /** Devices on those nodes that no running or just-placed job holds. */
   idleDevices: number;
-  /** Distinct devices held by running and placed jobs (draining nodes included). */
+  /** Distinct devices held by running and placed jobs (draining and cordoned nodes included). */
   busyDevices: number;
   /** Devices the queued jobs want (each its minimum), jobs held back by their quota excepted. */
   queuedDevices: number;

@@ -20,8 +20,9 @@
 import type pg from 'pg';
 import type { Logger } from '../common/logger.js';
 import { retryDelayMs } from './backoff.js';
+import { postWebhook } from './post.js';
 import { signedHeaders } from './signing.js';
-import { checkWebhookUrl } from './url-policy.js';
+import { checkWebhookUrl, systemResolve, vettedLookup, type Resolve } from './url-policy.js';
 
 export interface DispatchOptions {
   /** Sends in flight at once, over all tenants. */
@@ -33,6 +34,8 @@ export interface DispatchOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   allowPrivate: boolean;
+  /** How host names are resolved, for the check and the connection (tests answer their own). */
+  resolve?: Resolve;
 }
 
 /** The per-tenant and per-endpoint caps when not given: half and a quarter of the pool. */
@@ -143,23 +146,26 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 async function send(d: Claimed, opts: DispatchOptions, abandon: AbortSignal): Promise<Outcome> {
   // One deadline for the whole attempt, DNS check included, well inside the lease.
   const signal = AbortSignal.any([AbortSignal.timeout(opts.timeoutMs), abandon]);
+  const resolve = opts.resolve ?? systemResolve;
   try {
-    await abortable(checkWebhookUrl(d.url, opts.allowPrivate), signal);
+    const url = await abortable(checkWebhookUrl(d.url, opts.allowPrivate, resolve), signal);
     const body = JSON.stringify(d.payload);
-    const res = await fetch(d.url, {
-      method: 'POST',
-      headers: {
+    // The connection resolves the name again, and vets that answer too: it connects only to the
+    // addresses its own lookup approved, whatever DNS answers between the check and the connect.
+    const status = await postWebhook(
+      url,
+      {
         'content-type': 'application/json',
         'user-agent': 'Timeshare-Webhooks/1',
         ...signedHeaders(d.secret, messageId(d.id), body),
       },
       body,
-      // A redirect could point anywhere, private addresses included: not followed.
-      redirect: 'manual',
+      vettedLookup(opts.allowPrivate, resolve),
       signal,
-    });
-    await res.body?.cancel();
-    return res.ok ? { status: res.status, error: null } : { status: res.status, error: `HTTP ${res.status}` };
+    );
+    // A redirect could point anywhere, private addresses included: not followed (post.ts).
+    const ok = status >= 200 && status < 300;
+    return ok ? { status, error: null } : { status, error: `HTTP ${status}` };
   } catch (err) {
     if (abandon.aborted) return { status: null, error: 'abandoned at shutdown', abandoned: true };
     return { status: null, error: err instanceof Error ? err.message : String(err) };

@@ -4,11 +4,26 @@
  * link-local or otherwise non-public address, so that a tenant cannot make the control plane
  * call into its own network (SSRF). Checked at registration and again before every delivery,
  * because DNS answers change.
+ *
+ * A check alone does not stop DNS rebinding: the tenant's DNS server may answer a public address to
+ * the check and 127.0.0.1 to the connection's own lookup a moment later. So a delivery's connection
+ * resolves through `vettedLookup`, which refuses a private answer as the check does and hands the
+ * socket exactly the addresses it vetted: nothing else is ever connected to (webhooks/post.ts).
+ *
+ * Name resolution goes through a `Resolve` function (the system resolver by default), so that tests
+ * can give answers that change between calls without touching DNS.
  */
 import { lookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export class UrlRefused extends Error {}
+
+/** A host's addresses, as `dns.lookup(host, { all: true })` gives them. */
+export type Resolve = (host: string) => Promise<LookupAddress[]>;
+
+export const systemResolve: Resolve = (host) => lookup(host, { all: true });
 
 export function isPublicAddress(address: string): boolean {
   let ip = ipaddr.parse(address);
@@ -17,7 +32,39 @@ export function isPublicAddress(address: string): boolean {
   return ip.range() === 'unicast';
 }
 
-export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
+/**
+ * The addresses of `host` that may be connected to: all of them when private ones are allowed,
+ * else all of them if every one is public (one private answer refuses the host: a client may pick
+ * any of them). Refuses with UrlRefused a host that does not resolve or resolves to a private one.
+ */
+export async function vetAddresses(
+  host: string,
+  allowPrivate: boolean,
+  resolve: Resolve = systemResolve,
+): Promise<LookupAddress[]> {
+  let addresses: LookupAddress[];
+  if (ipaddr.isValid(host))
+    addresses = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      throw new UrlRefused(`${host} does not resolve${code ? ` (${code})` : ''}`);
+    }
+    if (addresses.length === 0) throw new UrlRefused(`${host} does not resolve`);
+  }
+  if (allowPrivate) return addresses;
+  const blocked = addresses.find((a) => !isPublicAddress(a.address));
+  if (blocked) throw new UrlRefused(`${host} resolves to ${blocked.address}, a private or loopback address`);
+  return addresses;
+}
+
+export async function checkWebhookUrl(
+  raw: string,
+  allowPrivate: boolean,
+  resolve: Resolve = systemResolve,
+): Promise<URL> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -26,15 +73,32 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefused('only http and https URLs');
   if (url.username || url.password) throw new UrlRefused('credentials in the URL are not allowed');
+  // With private addresses allowed nothing needs resolving: a name that does not resolve yet (a
+  // service not started) is registered, and its deliveries fail and are retried until it does.
   if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  try {
-    addresses = ipaddr.isValid(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  } catch {
-    throw new UrlRefused(`${host} does not resolve`);
-  }
-  const blocked = addresses.find((a) => !isPublicAddress(a));
-  if (blocked) throw new UrlRefused(`${host} resolves to ${blocked}, a private or loopback address`);
+  await vetAddresses(url.hostname.replace(/^\[|\]$/g, ''), allowPrivate, resolve);
   return url;
+}
+
+/**
+ * A `lookup` for a delivery's socket (net.connect's option): resolves the name once, through
+ * `resolve`, vets the answer as `checkWebhookUrl` does, and gives the socket only those addresses.
+ * A refusal fails the connection with the UrlRefused, before any packet goes to the host.
+ */
+export function vettedLookup(allowPrivate: boolean, resolve: Resolve = systemResolve): LookupFunction {
+  return (hostname, options, callback) => {
+    vetAddresses(hostname, allowPrivate, resolve).then(
+      (vetted) => {
+        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+        const usable = family ? vetted.filter((a) => a.family === family) : vetted;
+        if (usable.length === 0) {
+          const err: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${family} address`);
+          err.code = 'ENOTFOUND';
+          callback(err, '', 0);
+        } else if (options.all) callback(null, usable);
+        else callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (err: Error) => callback(err, '', 0),
+    );
+  };
 }

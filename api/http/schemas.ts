@@ -112,6 +112,28 @@ export const errorSchema = z
   })
   .openapi('Error');
 
+/**
+ * The bounds of a tenant's fair-share weight (scheduler/core/fair-share.ts). A tenant's share of a
+ * pool is its dominant fraction divided by its weight, its entitlement its weight's part of the sum:
+ * a weight near 0 (1e-9 was taken) made its share, and its decayed usage, near infinite, so its jobs
+ * sorted behind everyone's for good and any device it held read as borrowed. 0.01–1000 spans five
+ * orders of magnitude between the lightest and heaviest tenant, which keeps shares ≤ 100 and
+ * entitlements ≥ 1e-5 of a pool: far from the water-filling's 1e-12 cut-off and float noise.
+ */
+export const WEIGHT_MIN = 0.01;
+export const WEIGHT_MAX = 1000;
+const WEIGHT_RANGE = `must be a number between ${WEIGHT_MIN} and ${WEIGHT_MAX}`;
+
+/** A tenant's weight, the one schema of every way to set it (POST/PATCH, so the CLI and dashboard). */
+const tenantWeight = () =>
+  z
+    .number({ error: WEIGHT_RANGE })
+    .min(WEIGHT_MIN, WEIGHT_RANGE)
+    .max(WEIGHT_MAX, WEIGHT_RANGE)
+    .openapi({
+      description: `Fair-share weight, ${WEIGHT_MIN} to ${WEIGHT_MAX}: the tenant's part of a pool is in proportion to it`,
+    });
+
 export const createTenantSchema = z
   .strictObject({
     name: z
@@ -119,17 +141,13 @@ export const createTenantSchema = z
       .min(1)
       .max(64)
       .regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and "-"'),
-    weight: z.number().positive().max(1000).default(1),
+    weight: tenantWeight().default(1),
   })
   .openapi('CreateTenant');
 
 export const updateTenantSchema = z
   .strictObject({
-    weight: z
-      .number()
-      .positive()
-      .max(1000)
-      .openapi({ description: "Fair-share weight: the tenant's part of a pool is in proportion to it" }),
+    weight: tenantWeight(),
   })
   .openapi('UpdateTenant');
 
@@ -336,7 +354,10 @@ export const eventSchema = z
       description:
         "`status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry " +
         '`attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; ' +
-        '`job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown)',
+        '`job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); ' +
+        "`job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, " +
+        '`replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with ' +
+        '`evict`), or `admin` (POST /v1/jobs/{id}/preempt)',
     }),
     createdAt: z.iso.datetime(),
   })
@@ -504,16 +525,49 @@ export const deviceSchema = z
   })
   .openapi('Device');
 
+export const nodeCordonSchema = z
+  .object({
+    cordonedAt: z.iso.datetime().openapi({ description: 'When an admin first cordoned it' }),
+    reason: z.string().nullable().openapi({ description: "The admin's words, if any" }),
+    evict: z.boolean().openapi({
+      description:
+        'Cordoned with eviction (a drain): each job running on it is given a preemption notice (reason `drain`), checkpoints and resumes elsewhere',
+    }),
+  })
+  .openapi('NodeCordon');
+
 export const nodeSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
     pool: z.string(),
-    status: z.enum(['ready', 'draining', 'lost']),
+    status: z.enum(['ready', 'draining', 'lost']).openapi({
+      description:
+        "Set by the node's daemon: `ready`, `draining` (it is shutting down; nothing new is placed on it), `lost` (silent past the node timeout, or released). An admin's cordon is the separate `cordon` field",
+    }),
     lastHeartbeatAt: z.iso.datetime(),
+    cordon: nodeCordonSchema.nullable().openapi({
+      description:
+        'Set while an admin has the node cordoned (POST /v1/nodes/{id}/cordon): nothing new is placed on it, whatever its status; null otherwise',
+    }),
     devices: z.array(deviceSchema),
   })
   .openapi('Node');
+
+/** POST /v1/nodes/{id}/cordon: both fields optional, and so is the body. */
+export const cordonNodeSchema = z
+  .strictObject({
+    reason: text()
+      .min(1)
+      .max(500)
+      .optional()
+      .openapi({ description: 'Why (shown with the node); a later cordon with none keeps it' }),
+    evict: z.boolean().optional().openapi({
+      description:
+        "Also give every job running on the node a preemption notice (reason `drain`; its minimum run time does not apply): it checkpoints, returns to the queue and resumes from its checkpoint on another node. Kubernetes' drain. Once given, a later cordon does not take it back",
+    }),
+  })
+  .openapi('CordonNode');
 
 export const nodeListSchema = z
   .object({ data: z.array(nodeSchema), nextCursor: z.string().nullable() })

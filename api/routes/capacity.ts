@@ -27,9 +27,11 @@ export const capacitySchema = z
     queuedDevices: devices(
       "Devices the queued jobs want (each its minimum); jobs waiting on their tenant's quota are not counted",
     ),
-    busyDevices: devices('Devices held by running and placed jobs (draining nodes included)'),
-    idleDevices: devices('Devices on ready nodes that no job holds'),
-    devices: devices("Devices on the pool's ready nodes"),
+    busyDevices: devices('Devices held by running and placed jobs (draining and cordoned nodes included)'),
+    idleDevices: devices('Devices on ready, uncordoned nodes that no job holds'),
+    devices: devices(
+      "Devices on the pool's ready nodes, less those an admin cordoned (POST /v1/nodes/{id}/cordon): they take no work",
+    ),
     queuedJobs: devices('Jobs queued, whatever they wait for'),
     runningJobs: devices('Jobs placed or running'),
     updatedAt: z.iso.datetime().nullable().openapi({

@@ -12,6 +12,7 @@ import { healthRoutes } from './health.js';
 import { infraRoutes } from './infra.js';
 import { jobDataRoutes } from './job-data.js';
 import { jobRoutes } from './jobs.js';
+import { nodeCordonRoutes } from './node-cordon.js';
 import { nodeJobRoutes } from './node-jobs.js';
 import { poolTimelineRoutes } from './pool-timeline.js';
 import { queueRoutes } from './queue.js';
@@ -34,6 +35,7 @@ export function apiRoutes(
     jobDataRoutes(deps, registry),
     usageRoutes(deps, registry),
     infraRoutes(deps, registry),
+    nodeCordonRoutes(deps, registry),
     queueRoutes(deps, registry),
     capacityRoutes(deps, registry),
     poolTimelineRoutes(deps, registry),

@@ -25,6 +25,7 @@ import { heartbeatSchema, registerNodeSchema } from '../../common/node-protocol/
 import { parseOrThrow } from '../http/validate.js';
 import { nodeMessage, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
+import { nodeView } from '../nodes/view.js';
 
 export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -89,23 +90,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
     const { data, nextCursor } = page(nodes, q.limit, (n) =>
       encodeCursor(n.registeredAt.toISOString(), n.id),
     );
-    res.json({
-      nextCursor,
-      data: data.map((n) => ({
-        id: n.id,
-        name: n.name,
-        pool: n.pool.name,
-        status: n.status,
-        lastHeartbeatAt: n.lastHeartbeatAt.toISOString(),
-        devices: n.devices.map((d) => ({
-          index: d.index,
-          kind: d.kind,
-          memoryBytes: Number(d.memoryBytes),
-          freeMemoryBytes: Number(d.freeMemoryBytes),
-          threads: d.threads,
-        })),
-      })),
-    });
+    res.json({ nextCursor, data: data.map(nodeView) });
   });
 
   const timelineQuery = z.strictObject({

@@ -53,7 +53,21 @@ export function jobDataRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'when asked for `Accept: text/event-stream` (as the dashboard and the CLI ask for it).',
     tags: ['jobs'],
     request: { params: z.object({ id: z.uuid() }), query: eventsQuery },
-    responses: { 200: json(eventListSchema, 'Events') },
+    responses: {
+      200: {
+        description: 'Events: a JSON page, or with `Accept: text/event-stream` the live stream',
+        content: {
+          'application/json': { schema: eventListSchema },
+          'text/event-stream': {
+            schema: z.string().openapi({
+              description:
+                'SSE frames, as `GET /v1/jobs/{id}/events/stream` sends them (described there): `id`, `event` ' +
+                'and `data` (a `JobEvent`) for every event after `Last-Event-ID` (or `after`), then live ones',
+            }),
+          },
+        },
+      },
+    },
   });
   registerRoute(registry, {
     method: 'get',

@@ -142,8 +142,9 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       'Every job event of yours of a type in `events` (none listed: of every type it accepts; other event ' +
       'types are not sent) is POSTed to `url`, signed per Standard Webhooks ' +
       '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, ' +
-      'retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused ' +
-      'unless the operator allows them.',
+      'retried with exponential backoff for up to 72 h. URLs on private or loopback addresses, or whose host ' +
+      'does not resolve (what it resolves to cannot be checked), are refused unless the operator allows ' +
+      'private addresses.',
     tags: ['webhooks'],
     request: { body: { content: { 'application/json': { schema: createEndpointSchema } } } },
     errors: ['conflict'], // the tenant already has MAX_ENDPOINTS_PER_TENANT endpoints

@@ -1,11 +1,38 @@
-/** `timeshare admin nodes list|timeline|release|key|keys|revoke-key`: worker nodes and their keys. */
+/**
+ * `timeshare admin nodes list|timeline|cordon|uncordon|release|key|keys|revoke-key`: worker nodes
+ * and their keys.
+ */
 import type { Command } from 'commander';
-import { unwrap } from '../../sdk/src/index.js';
-import type { Context } from '../context.js';
+import { unwrap, type TimeshareClient, type components } from '../../sdk/src/index.js';
+import { CliError, type Context } from '../context.js';
 import { parseInteger } from '../numeric-options.js';
 import { emit, table } from '../output.js';
 import { emitKeyPage } from '../key-table.js';
 import { addTimelineOptions, printMore, timelineQuery, type TimelineOptions } from '../timeline-options.js';
+
+type Node = components['schemas']['Node'];
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Nodes are named by their machines and identified by the API: accept either. */
+async function nodeId(client: TimeshareClient, ref: string): Promise<string> {
+  if (uuid.test(ref)) return ref;
+  let after: string | undefined;
+  do {
+    const page = await unwrap(client.GET('/v1/nodes', { params: { query: { limit: 100, after } } }));
+    const n = page.data.find((x) => x.name === ref);
+    if (n) return n.id;
+    after = page.nextCursor ?? undefined;
+  } while (after);
+  throw new CliError('not_found', `no node named ${ref}`);
+}
+
+/** A node's cordon in a few words: `drain` when its jobs are evicted, and the admin's reason. */
+function cordonText(n: Node): string {
+  if (!n.cordon) return '';
+  const what = n.cordon.evict ? 'drain' : 'cordoned';
+  return n.cordon.reason ? `${what}: ${n.cordon.reason}` : what;
+}
 
 export function adminNodeCommands(admin: Command, ctx: () => Context): void {
   const nodes = admin.command('nodes').description('worker nodes');
@@ -15,12 +42,60 @@ export function adminNodeCommands(admin: Command, ctx: () => Context): void {
     emit(c, data, () =>
       console.log(
         table(
-          ['id', 'name', 'pool', 'status', 'devices', 'last heartbeat'],
-          data.map((n) => [n.id, n.name, n.pool, n.status, n.devices.length, n.lastHeartbeatAt]),
+          ['id', 'name', 'pool', 'status', 'cordon', 'devices', 'last heartbeat'],
+          data.map((n) => [
+            n.id,
+            n.name,
+            n.pool,
+            n.status,
+            cordonText(n),
+            n.devices.length,
+            n.lastHeartbeatAt,
+          ]),
         ),
       ),
     );
   });
+  nodes
+    .command('cordon <node>')
+    .description(
+      'take a node (id or name) out of service: from the next scheduling round nothing new is placed on it; ' +
+        'its jobs keep running unless --evict. Idempotent; `uncordon` brings it back',
+    )
+    .option('--reason <text>', 'why, shown with the node (a later cordon without one keeps it)')
+    .option(
+      '--evict',
+      'also move its jobs off (a drain): each checkpoints, returns to the queue and resumes from its checkpoint on another node',
+    )
+    .action(async (ref: string, opts: { reason?: string; evict?: boolean }) => {
+      const c = ctx();
+      const client = await c.admin();
+      const id = await nodeId(client, ref);
+      const body = {
+        ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+        evict: opts.evict === true,
+      };
+      const n = await unwrap(client.POST('/v1/nodes/{id}/cordon', { params: { path: { id } }, body }));
+      emit(c, n, () =>
+        console.log(
+          `node ${n.name} (${n.id}) cordoned: nothing new is placed on it` +
+            (n.cordon?.evict
+              ? '; its jobs checkpoint and resume on other nodes'
+              : '; its jobs keep running (--evict moves them off)') +
+            (n.cordon?.reason ? `\nreason: ${n.cordon.reason}` : ''),
+        ),
+      );
+    });
+  nodes
+    .command('uncordon <node>')
+    .description('bring a cordoned node (id or name) back into service: jobs may be placed on it again')
+    .action(async (ref: string) => {
+      const c = ctx();
+      const client = await c.admin();
+      const id = await nodeId(client, ref);
+      const n = await unwrap(client.POST('/v1/nodes/{id}/uncordon', { params: { path: { id } } }));
+      emit(c, n, () => console.log(`node ${n.name} (${n.id}) uncordoned: jobs may be placed on it again`));
+    });
   addTimelineOptions(
     nodes
       .command('timeline <nodeId>')

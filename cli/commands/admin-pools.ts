@@ -14,7 +14,7 @@ export function describeCapacity(p: PoolCapacity): string[] {
       ? `pool ${p.pool}  (scheduling round at ${p.updatedAt})`
       : `pool ${p.pool}  (no scheduling round has seen it: no ready node and no work, all zeros)`,
     `  wanted devices: ${p.wantedDevices} (${p.busyDevices} busy + ${p.queuedDevices} wanted by queued jobs)`,
-    `  devices on ready nodes: ${p.devices}, ${p.idleDevices} idle`,
+    `  devices on ready, uncordoned nodes: ${p.devices}, ${p.idleDevices} idle`,
     `  jobs: ${p.runningJobs} placed or running, ${p.queuedJobs} queued`,
   ];
 }

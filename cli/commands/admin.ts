@@ -37,7 +37,7 @@ export function adminCommands(program: Command, ctx: () => Context): void {
   tenants
     .command('create <name>')
     .description('create a tenant; its API key is shown once')
-    .option('--weight <w>', 'fair-share weight', parseNumber)
+    .option('--weight <w>', 'fair-share weight, 0.01 to 1000 (default 1)', parseNumber)
     .action(async (name: string, opts: { weight?: number }) => {
       const c = ctx();
       const t = await unwrap((await c.admin()).POST('/v1/tenants', { body: { name, weight: opts.weight } }));
@@ -80,7 +80,7 @@ export function adminCommands(program: Command, ctx: () => Context): void {
   tenants
     .command('set <tenant>')
     .description("change a tenant's fair-share weight (its name is fixed)")
-    .requiredOption('--weight <w>', 'fair-share weight (0–1000, above 0)', parseNumber)
+    .requiredOption('--weight <w>', 'fair-share weight, 0.01 to 1000', parseNumber)
     .action(async (ref: string, opts: { weight: number }) => {
       const c = ctx();
       const client = await c.admin();

@@ -25,6 +25,7 @@ export const preemptionReasons = [
   'compact',
   'spread',
   'pause',
+  'drain',
 ] as const;
 export type PreemptionReason = (typeof preemptionReasons)[number];
 
@@ -105,7 +106,10 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>, sources: Ro
     "Devices a pool's queued jobs want (jobs waiting on their quota excepted)",
   );
   const busy = poolDevices('timeshare_pool_busy_devices', 'Devices held by running and placed jobs');
-  const idle = poolDevices('timeshare_pool_idle_devices', 'Devices on ready nodes that no job holds');
+  const idle = poolDevices(
+    'timeshare_pool_idle_devices',
+    'Devices on ready, uncordoned nodes that no job holds',
+  );
   // Tenants are created by an admin, so a tenant label is bounded; by name, which is unique and
   // never changes, rather than by id (a UUID nobody reads, and an unbounded label by the linter).
   const tenantGauge = (name: string, help: string) =>

@@ -29,7 +29,10 @@ export interface Slot {
   /** Sums over the occupants of busy fractions and switch fractions (kept with `occupants`). */
   busy: number;
   switching: number;
-  /** Held for a job that is changing plan in place and comes back to it: nobody joins. */
+  /**
+   * Held for a job that is changing plan in place and comes back to it, or on a node an admin
+   * cordoned (for good, until uncordoned): nobody joins, claims or is placed on it.
+   */
   held?: boolean;
 }
 
@@ -147,6 +150,10 @@ export class PoolModel {
   readonly totalMemory: number;
   /** `someNodeHolds` by devices, then bytes a device: nodes do not change within a round. */
   private readonly holdsByShape = new Map<number, Map<number, boolean>>();
+  /** The same, for nodes that are not cordoned. */
+  private readonly openHoldsByShape = new Map<number, Map<number, boolean>>();
+  /** Whether any node of the pool is cordoned (most rounds: none, and nothing is asked twice). */
+  readonly anyCordoned: boolean;
 
   constructor(
     readonly pool: string,
@@ -166,6 +173,9 @@ export class PoolModel {
           occupants: [],
           busy: 0,
           switching: 0,
+          // A cordoned node's devices take nothing new: every rule that places, joins, claims,
+          // moves or grows onto a device already passes over held ones.
+          ...(n.cordoned ? { held: true } : {}),
         }));
       const rec: NodeRecord = {
         id: n.id,
@@ -188,6 +198,31 @@ export class PoolModel {
     }
     this.totalDevices = devices;
     this.totalMemory = memory;
+    this.anyCordoned = nodes.some((n) => n.cordoned);
+  }
+
+  /** Whether an admin cordoned the node (none of its devices takes anything new). */
+  cordoned(nodeId: string): boolean {
+    return this.anyCordoned && this.records.get(nodeId)?.slots[0]?.node.cordoned === true;
+  }
+
+  /**
+   * The pool's devices and device memory that fair shares are fractions of: a cordoned node's
+   * devices only while a job runs on them (its tenant's share counts them). Counted whole, a
+   * cordoned empty node made every tenant's entitlement larger than what could be placed, and a
+   * tenant holding all the rest was not borrowing.
+   */
+  shareCapacity(): { devices: number; memory: number } {
+    let devices = this.totalDevices;
+    let memory = this.totalMemory;
+    if (this.anyCordoned)
+      for (const rec of this.records.values())
+        for (const s of rec.slots)
+          if (s.node.cordoned && s.occupants.length === 0) {
+            devices--;
+            memory -= s.memoryBytes;
+          }
+    return { devices, memory };
   }
 
   /** A node's place in the pool's order (the order of `slots`), for ties broken as a scan would. */
@@ -205,15 +240,20 @@ export class PoolModel {
    * Whether some node of the pool, emptied, would hold the plan: `devicesMin` devices of its memory.
    * A job no node holds waits for capacity whatever else holds it back (a tenant at its share would
    * be told `fair_share`, and no share it gets places it); no preemption places it either.
+   * `uncordoned`: only among the nodes an admin has not cordoned.
    */
-  someNodeHolds(plan: Pick<JobPlan, 'devicesMin' | 'deviceBytes'>): boolean {
+  someNodeHolds(plan: Pick<JobPlan, 'devicesMin' | 'deviceBytes'>, uncordoned = false): boolean {
+    // Without a cordoned node both questions are one.
+    const open = uncordoned && this.anyCordoned;
+    const cache = open ? this.openHoldsByShape : this.holdsByShape;
     // Keyed by numbers: a string key built per waiting job is garbage a 10,000-job round makes.
-    let byBytes = this.holdsByShape.get(plan.devicesMin);
-    if (!byBytes) this.holdsByShape.set(plan.devicesMin, (byBytes = new Map()));
+    let byBytes = cache.get(plan.devicesMin);
+    if (!byBytes) cache.set(plan.devicesMin, (byBytes = new Map()));
     let holds = byBytes.get(plan.deviceBytes);
     if (holds === undefined) {
       holds = false;
       for (const slots of this.slots.values()) {
+        if (open && slots[0]?.node.cordoned) continue;
         let fit = 0;
         for (const s of slots) if (s.memoryBytes >= plan.deviceBytes) fit++;
         if (fit >= plan.devicesMin) {

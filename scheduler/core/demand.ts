@@ -10,7 +10,9 @@
  *   pool scaled to zero comes back when work arrives;
  * - a job waiting on its tenant's quota wants nothing: more nodes would not start it;
  * - devices held on a draining node still count as wanted: their jobs come back to the queue as the
- *   node drains, and their replacement is wanted before, not after, they arrive.
+ *   node drains, and their replacement is wanted before, not after, they arrive;
+ * - a node an admin cordoned takes no work: its devices are not the pool's (`devices`, `idle`),
+ *   and those its jobs hold are busy, as on a draining node.
  */
 import { emptyCapacity, type PoolCapacity } from '../../common/capacity.js';
 import type { Decisions, Snapshot } from './types.js';
@@ -33,6 +35,7 @@ export function poolDemand(snapshot: Snapshot, decisions: Decisions): PoolDemand
   };
   const ready = new Set<string>();
   for (const n of snapshot.nodes) {
+    if (n.cordoned) continue;
     of(n.pool).devices += n.devices.length;
     ready.add(n.id);
   }

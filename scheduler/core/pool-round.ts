@@ -72,7 +72,6 @@ export function schedulePool(
   out: Decisions,
 ): void {
   const model = new PoolModel(input.pool, input.nodes, policy);
-  const fair = new FairShare(input.pool, { devices: model.totalDevices, memory: model.totalMemory }, tenants);
   const running = new Map(input.running.map((r) => [r.id, r]));
   const leaving = new Set<string>();
   const claimed = new Set<string>();
@@ -85,6 +84,8 @@ export function schedulePool(
     if (back) for (const s of model.slotsOf(back.nodeId, back.devices)) s.held = true;
   }
   for (const h of input.held) for (const s of model.slotsOf(h.nodeId, h.devices)) s.held = true;
+  // With the running jobs in the model: a cordoned node counts only where they hold it.
+  const fair = new FairShare(input.pool, model.shareCapacity(), tenants);
   // How the pool's measured jobs run against the prior: the estimates price unmeasured steps at it.
   const pace = poolPace(input.running, (r) =>
     model.slotsOf(r.nodeId, r.devices).every((s) => s.occupants.length === 1),
@@ -112,7 +113,8 @@ export function schedulePool(
   const threadsPerDevice = Number.isFinite(leastThreads) ? leastThreads : 1;
   // A job no ready node of the pool holds, even emptied, while the pool has nodes: it waits for a
   // node that can (`unschedulable`), with no estimate, and counts for nothing meanwhile — not as its
-  // tenant's demand, not as a job waiting for devices (growth), not as a reservation.
+  // tenant's demand, not as a job waiting for devices (growth), not as a reservation. A cordoned
+  // node counts here: its admin brings it back, and the job then waits for `capacity` (below).
   const unschedulable = (plan: JobPlan) => input.nodes.length > 0 && !model.someNodeHolds(plan);
   for (const j of input.queued) {
     const cap = tenants.get(j.tenantId)?.maxDevicesPerJob ?? j.maxDevices;
@@ -243,7 +245,7 @@ export function schedulePool(
   const waitFor = (job: QueuedJob, plan: JobPlan, notBefore: number, reason: WaitReason) => {
     // A job no node of the pool holds is not foreseen (no estimate): the replay counts devices, not
     // their memory, and told a job wanting more memory a device than any has that it starts now.
-    waiting.push({ job, plan, reason, notBefore: model.someNodeHolds(plan) ? notBefore : Infinity });
+    waiting.push({ job, plan, reason, notBefore: model.someNodeHolds(plan, true) ? notBefore : Infinity });
     if (reason !== 'quota' && reason !== 'crash_loop' && reason !== 'unschedulable')
       highestWaitingPriority = Math.max(highestWaitingPriority, job.priority);
   };
@@ -405,7 +407,9 @@ export function schedulePool(
       waitFor(job, plan, notBefore, blockedReason(blockedBy, job));
       continue;
     }
-    let reason: WaitReason | null = model.someNodeHolds(plan) ? null : 'capacity';
+    // Only a cordoned node holds it: it waits for `capacity` (the admin's uncordon, or a new node),
+    // whatever its tenant's share, and no preemption places it.
+    let reason: WaitReason | null = model.someNodeHolds(plan, true) ? null : 'capacity';
     if (
       reason === null &&
       policy.preemption &&
@@ -489,6 +493,8 @@ export function schedulePool(
   for (const [nodeId, slots] of model.slots)
     freeAt.push(
       slots.map((s) => {
+        // A cordoned node's devices free up for nobody (until an admin uncordons it).
+        if (model.cordoned(nodeId)) return Infinity;
         let at = now;
         for (const o of s.occupants) at = Math.max(at, endOn(o.jobId, nodeId) ?? now);
         return at;
@@ -546,7 +552,7 @@ function reservationStart(
 ): number {
   let best = Infinity;
   for (const [nodeId, slots] of model.slots) {
-    if (slots.length < count) continue;
+    if (slots.length < count || model.cordoned(nodeId)) continue;
     const free = slots
       .map((s) => Math.max(now, ...s.occupants.map((o) => endOn(o.jobId, nodeId) ?? Infinity)))
       .sort((a, b) => a - b);

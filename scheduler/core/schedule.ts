@@ -1,7 +1,8 @@
 /**
  * The round: `schedule(snapshot, policy, now) → decisions`, pure (no I/O, the clock injected).
  * Kueue's cycle, step by step:
- *   1. take back the devices of jobs whose preemption grace ran out;
+ *   1. take back the devices of jobs whose preemption grace ran out; give a notice to each job its
+ *      tenant paused (`pause`) and to each job on a node an admin cordoned with eviction (`drain`);
  *   2. per pool (pools never wait on each other): snapshot the pool's devices and shares, nominate
  *      each queued job's plan, admit in tournament order (placing, time-sharing, compacting or
  *      preempting), and requeue the rest with their reason, position and estimated start
@@ -13,15 +14,18 @@
  */
 import { returnsTo, schedulePool, type PoolInput } from './pool-round.js';
 import { groupAdmits } from './cluster.js';
-import type { Decisions, JobPlan, Policy, RunningJob, Snapshot } from './types.js';
+import type { Decisions, JobPlan, Policy, PreemptDecision, RunningJob, Snapshot } from './types.js';
 import { considerFitted, considerReplan } from '../planner/replan.js';
 
 function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: number, out: Decisions): void {
   const touched = new Set([...out.preempt.map((p) => p.jobId), ...out.takeBack.map((t) => t.jobId)]);
   for (const pool of pools.values()) {
     const fits = planFitsDevices(pool, policy, out, touched);
+    // A job moved in place leaves its devices and comes back to them: not on a cordoned node, where
+    // nothing comes back (it would be an eviction nobody asked for).
+    const cordoned = new Set(pool.nodes.filter((n) => n.cordoned).map((n) => n.id));
     for (const job of pool.running) {
-      if (!job.replan || touched.has(job.id)) continue;
+      if (!job.replan || touched.has(job.id) || cordoned.has(job.nodeId)) continue;
       const d = considerReplan(job, job.replan, policy, now, (plan) => fits(job, plan));
       if (!d) continue;
       out.replan.push(d);
@@ -80,19 +84,28 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const activeDevices = new Map(snapshot.tenants.map((t) => [t.id, t.activeDevices]));
 
   const graceMs = policy.preemptGraceSeconds * 1000;
-  // A job its tenant paused leaves now, minimum run time or not, and nobody claims its devices: from
-  // here on the round sees it as any job under notice.
-  const pausedNow = new Set<string>();
-  const running = snapshot.running.map((r) => {
-    if (!r.paused || r.preemptRequestedAt !== null) return r;
-    out.preempt.push({ jobId: r.id, tenantId: r.tenantId, reason: 'pause', forJobId: r.id });
-    pausedNow.add(r.id);
-    return { ...r, preemptRequestedAt: now, preemptReason: 'pause' as const, preemptFor: null };
+  // A job its tenant paused, or one on a node an admin cordoned with eviction (Kubernetes' drain),
+  // leaves now, minimum run time or not, and nobody claims its devices (a cordoned node's devices
+  // take nothing new): from here on the round sees it as any job under notice.
+  const evicting = new Set<string>();
+  for (const n of snapshot.nodes) if (n.cordoned && n.evict) evicting.add(n.id);
+  const noticedNow = new Set<string>();
+  const running = snapshot.running.map((r): RunningJob => {
+    if (r.preemptRequestedAt !== null) return r;
+    const reason: PreemptDecision['reason'] | null = r.paused
+      ? 'pause'
+      : evicting.size && evicting.has(r.nodeId)
+        ? 'drain'
+        : null;
+    if (reason === null) return r;
+    out.preempt.push({ jobId: r.id, tenantId: r.tenantId, reason, forJobId: r.id });
+    noticedNow.add(r.id);
+    return { ...r, preemptRequestedAt: now, preemptReason: reason, preemptFor: null };
   });
   // A notice given this round is not taken back in it, even with no grace at all: its row has no
   // notice yet, so the take-back would change nothing and its devices would read as free.
   const stillRunning = running.filter((r) => {
-    if (r.preemptRequestedAt === null || pausedNow.has(r.id) || now - r.preemptRequestedAt < graceMs)
+    if (r.preemptRequestedAt === null || noticedNow.has(r.id) || now - r.preemptRequestedAt < graceMs)
       return true;
     out.takeBack.push({ jobId: r.id, tenantId: r.tenantId });
     activeDevices.set(r.tenantId, Math.max(0, (activeDevices.get(r.tenantId) ?? 0) - r.devices.length));

@@ -26,6 +26,14 @@ export interface NodeState {
   /** Host memory for the offloaded state of every job placed here (Infinity when unknown). */
   hostMemoryBytes: number;
   devices: DeviceState[];
+  /**
+   * An admin cordoned it (POST /v1/nodes/{id}/cordon): nothing is placed, grown, moved or reserved
+   * onto its devices, while the jobs on them keep running and count toward their tenants' shares.
+   * Absent: not cordoned (the simulator's nodes never are).
+   */
+  cordoned?: boolean;
+  /** Cordoned with eviction (Kubernetes' drain): each job running here gets a `drain` notice. */
+  evict?: boolean;
 }
 
 /** What the planner needs to know about a job's workload (from its spec). */
@@ -295,8 +303,8 @@ export interface PlaceDecision {
 export interface PreemptDecision {
   jobId: string;
   tenantId: string;
-  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`); `pause`: its tenant paused it (its own `forJobId`; nobody claims its devices). */
-  reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread' | 'pause';
+  /** `priority`: a higher-priority job of the same tenant; `reclaim`: a tenant under its share takes back what others borrowed; `aging`: a job past the aging bound; `shrink`: the job grew into idle devices (`maxDevices`) and a job that fits in them waits (it restarts at its minimum); `replan`: the job moves to a faster plan; `compact`: the job moves to free devices on another node so a wider job gets a whole one; `spread`: nobody waits, and the job moves off a crowded device onto free ones (it is its own `forJobId`); `pause`: its tenant paused it (its own `forJobId`; nobody claims its devices); `drain`: an admin cordoned its node with eviction (its own `forJobId`; minimum run time or not; it resumes elsewhere). */
+  reason: 'priority' | 'reclaim' | 'aging' | 'shrink' | 'replan' | 'compact' | 'spread' | 'pause' | 'drain';
   /** The queued job the devices are freed for. */
   forJobId: string;
   /** `compact` and `spread`: the devices the job moves to. */

@@ -4,7 +4,7 @@
  * first (a takeover waits for this transaction), and the fencing trigger re-checks the epoch on
  * every decision row: a deposed leader's transaction fails as a whole and writes nothing.
  * Placements are guarded by the row still being queued under the same queue_seq, so a job
- * cancelled or changed since the snapshot is simply not placed.
+ * cancelled or changed since the snapshot is simply not placed, and by the node not being cordoned.
  */
 import { replanEventTypes } from '../planner/replan.js';
 import type pg from 'pg';
@@ -74,12 +74,18 @@ SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.jo
 const PLACE = `
 WITH v AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, queue_seq int, node_id uuid, placement jsonb, n int, plan jsonb)
+), open AS MATERIALIZED (
+  -- Nodes an admin cordoned since the snapshot take nothing. Locked (KEY SHARE: heartbeats still
+  -- update them) so that a cordon (api/nodes/cordon.ts, FOR UPDATE) waits for this commit: once
+  -- it is answered, no placement lands on the node.
+  SELECT id FROM nodes WHERE id IN (SELECT node_id FROM v) AND cordoned_at IS NULL FOR KEY SHARE
 ), j AS (
   UPDATE jobs SET status = 'placed', node_id = v.node_id, placement = v.placement, devices = v.n,
                   wait_reason = NULL, placed_at = now(), placement_device_seconds = 0, run_started_at = NULL, sched_epoch = $2,
                   updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status = 'queued' AND jobs.queue_seq = v.queue_seq
            AND jobs.paused_at IS NULL -- paused since the snapshot: not placed, as a job cancelled meanwhile
+           AND v.node_id IN (SELECT id FROM open)
   RETURNING jobs.id, jobs.tenant_id, jobs.node_id, jobs.devices, jobs.placement
 ), q AS (
   UPDATE quotas SET active_devices = active_devices + s.n, updated_at = now()

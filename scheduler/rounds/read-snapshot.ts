@@ -83,7 +83,8 @@ export async function readSnapshot(
   const [clock, nodeRows, tenantRows, usageRows, runningRows, queuedRows] = await Promise.all([
     pool.query(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now`),
     pool.query(
-      `SELECT n.id, p.name AS pool, n.host_memory_bytes, d.index, d.memory_bytes, d.threads
+      `SELECT n.id, p.name AS pool, n.host_memory_bytes, n.cordoned_at IS NOT NULL AS cordoned, n.cordon_evict,
+              d.index, d.memory_bytes, d.threads
          FROM nodes n JOIN pools p ON p.id = n.pool_id JOIN devices d ON d.node_id = n.id
         WHERE n.status = 'ready' AND n.last_heartbeat_at > now() - make_interval(secs => $1::float8 / 1000)
         ORDER BY n.id, d.index`,
@@ -120,6 +121,8 @@ export async function readSnapshot(
           pool: r.pool,
           hostMemoryBytes: r.host_memory_bytes === null ? Infinity : Number(r.host_memory_bytes),
           devices: [],
+          // Only when set: a round without cordoned nodes reads as it did.
+          ...(r.cordoned ? { cordoned: true, evict: r.cordon_evict === true } : {}),
         }),
       );
     n.devices.push({ index: r.index, memoryBytes: Number(r.memory_bytes), threads: r.threads });

@@ -23,7 +23,13 @@ export type Tenant = Schemas['Tenant'];
 export type Token = Schemas['Token'];
 export type ApiErrorBody = Schemas['Error'];
 
-export type TimeshareClient = Client<paths>;
+/**
+ * A response's `data` is typed as its JSON body: a route that also answers another media type (the
+ * event page, `text/event-stream` when asked for it) keeps its JSON type, and the other media are
+ * read with `parseAs: 'stream'` (or 'text', 'blob'), which types `data` by itself.
+ */
+type Media = 'application/json';
+export type TimeshareClient = Client<paths, Media>;
 
 export interface ClientOptions {
   baseUrl: string;
@@ -57,7 +63,7 @@ export function createTimeshareClient(options: ClientOptions): TimeshareClient {
       throw err;
     }
   };
-  const client = createClient<paths>({
+  const client = createClient<paths, Media>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     fetch: retryingFetch(send, options.retry),
   });

@@ -65,7 +65,7 @@ test('a route that needs a body says so when none is sent; one whose body is opt
   const routes = await bodyRoutes();
   assert.deepEqual(
     routes.filter((r) => !r.required).map((r) => `${r.method} ${r.path.replace(/[0-9a-f-]{36}/g, '{id}')}`),
-    ['post /v1/tenants/{id}/keys', 'post /v1/node-keys'],
+    ['post /v1/tenants/{id}/keys', 'post /v1/node-keys', 'post /v1/nodes/{id}/cordon'],
     'the document marks every other body required',
   );
   const res = await h.http.post('/v1/auth/token').expect(400);
@@ -77,6 +77,8 @@ test('a route that needs a body says so when none is sent; one whose body is opt
   assert.match(tenant.body.error.message, /this route takes a JSON body/);
   await h.admin(h.http.post('/v1/node-keys')).expect(201);
   await h.admin(h.http.post(`/v1/tenants/${acme.id}/keys`)).expect(201);
+  // No body: a cordon without a reason, of a node that is not there (404, not 400).
+  await h.admin(h.http.post('/v1/nodes/00000000-0000-4000-8000-000000000000/cordon')).expect(404);
 });
 
 test('application/*+json is JSON: a merge patch of a job changes its priority', async () => {

@@ -91,10 +91,17 @@ test('response headers clients read are documented', async () => {
           assert.deepEqual(headersOf(path, method, status), ['Retry-After'], `${method} ${path} ${status}`);
 });
 
-test('the events page and the live stream are separate operations, their cursors decimal strings', async () => {
+test('the events page declares both its media types; the live stream is its own operation; cursors are decimal strings', async () => {
   const doc = (await h.http.get('/v1/openapi.json').expect(200)).body;
   const page = doc.paths['/v1/jobs/{id}/events'].get;
-  assert.deepEqual(Object.keys(page.responses['200'].content), ['application/json']);
+  // The page answers the stream itself when asked for text/event-stream: both are declared.
+  assert.deepEqual(Object.keys(page.responses['200'].content), ['application/json', 'text/event-stream']);
+  assert.deepEqual(page.responses['200'].content['application/json'].schema, {
+    $ref: '#/components/schemas/JobEventList',
+  });
+  const sse = page.responses['200'].content['text/event-stream'].schema;
+  assert.equal(sse.type, 'string');
+  assert.match(sse.description, /GET \/v1\/jobs\/\{id\}\/events\/stream/);
   const stream = doc.paths['/v1/jobs/{id}/events/stream'].get;
   assert.deepEqual(Object.keys(stream.responses['200'].content), ['text/event-stream']);
   const param = (op: { parameters: { name: string; in: string; schema: object }[] }, name: string) =>

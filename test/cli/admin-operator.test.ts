@@ -60,7 +60,7 @@ test('admin pools capacity: zeros before any round, then what the round wrote', 
     [
       'pool default  (scheduling round at 2030-01-02T03:04:05.000Z)',
       '  wanted devices: 5 (3 busy + 2 wanted by queued jobs)',
-      '  devices on ready nodes: 4, 1 idle',
+      '  devices on ready, uncordoned nodes: 4, 1 idle',
       '  jobs: 3 placed or running, 2 queued',
       '',
     ].join('\n'),

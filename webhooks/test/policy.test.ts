@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { retryDelayMs } from '../backoff.js';
 import { newSecret, signedHeaders } from '../signing.js';
-import { checkWebhookUrl, isPublicAddress, UrlRefused } from '../url-policy.js';
+import type { LookupAddress } from 'node:dns';
+import { checkWebhookUrl, isPublicAddress, UrlRefused, vettedLookup, type Resolve } from '../url-policy.js';
 
 test('retry delays double from the base up to the cap, jitter within [half, whole]', () => {
   const low = () => 0;
@@ -50,6 +51,63 @@ test('URLs: http(s) only, no credentials, no private hosts unless allowed', asyn
   await refused('not a url');
   assert.equal((await checkWebhookUrl('https://93.184.216.34/hook', false)).hostname, '93.184.216.34');
   assert.equal((await checkWebhookUrl('http://127.0.0.1:9000/hook', true)).port, '9000');
+});
+
+/** A resolver answering `answer` (addresses) for every name, or failing with `code`. */
+const answering =
+  (answer: string[] | { code: string }): Resolve =>
+  async (host) => {
+    if (!Array.isArray(answer))
+      throw Object.assign(new Error(`getaddrinfo ${answer.code} ${host}`), { code: answer.code });
+    return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+
+test('registration: a name that does not resolve is refused, unless private addresses are allowed', async () => {
+  const nx = answering({ code: 'ENOTFOUND' });
+  await assert.rejects(
+    checkWebhookUrl('https://hooks.example.invalid/x', false, nx),
+    new UrlRefused('hooks.example.invalid does not resolve (ENOTFOUND)'),
+  );
+  await assert.rejects(
+    checkWebhookUrl('https://hooks.example.invalid/x', false, answering([])),
+    new UrlRefused('hooks.example.invalid does not resolve'),
+  );
+  // Allowed private addresses: nothing to vet, nothing resolved (a service that is not up yet).
+  assert.equal(
+    (await checkWebhookUrl('https://hooks.example.invalid/x', true, nx)).hostname,
+    'hooks.example.invalid',
+  );
+  await assert.rejects(
+    checkWebhookUrl('https://hooks.example.invalid/x', false, answering(['93.184.216.34', '10.0.0.7'])),
+    new UrlRefused('hooks.example.invalid resolves to 10.0.0.7, a private or loopback address'),
+  );
+  assert.ok(await checkWebhookUrl('https://hooks.example.invalid/x', false, answering(['93.184.216.34'])));
+});
+
+test("a connection's lookup hands the socket only the addresses it vetted", async () => {
+  const look = (resolve: Resolve, allowPrivate: boolean, options: { all?: boolean; family?: number }) =>
+    new Promise<LookupAddress[] | string>((ok, fail) =>
+      vettedLookup(allowPrivate, resolve)('hooks.example', options, (err, address) =>
+        err ? fail(err) : ok(address),
+      ),
+    );
+  const v4v6 = answering(['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']);
+  assert.deepEqual(await look(v4v6, false, { all: true }), [
+    { address: '93.184.216.34', family: 4 },
+    { address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 },
+  ]);
+  assert.equal(await look(v4v6, false, {}), '93.184.216.34');
+  assert.deepEqual(await look(v4v6, false, { all: true, family: 6 }), [
+    { address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 },
+  ]);
+  // One private address in the answer refuses the host: the socket may try any of them.
+  for (const answer of [['127.0.0.1'], ['93.184.216.34', '169.254.169.254'], ['::ffff:10.0.0.1']])
+    await assert.rejects(look(answering(answer), false, { all: true }), UrlRefused, answer.join());
+  await assert.rejects(look(answering({ code: 'EAI_AGAIN' }), false, {}), /does not resolve \(EAI_AGAIN\)/);
+  // Private addresses allowed: the answer as it is, still the resolver's and no one else's.
+  assert.deepEqual(await look(answering(['127.0.0.1']), true, { all: true }), [
+    { address: '127.0.0.1', family: 4 },
+  ]);
 });
 
 test('signed headers verify with the standardwebhooks library, and only with the right secret', () => {

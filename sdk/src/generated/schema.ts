@@ -628,6 +628,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/cordon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a node out of service: nothing new is placed on it (with `evict`, its jobs move off too)
+         * @description From the scheduler's next round no job is placed on the node, joins a job there, grows, moves or is reserved onto it; its jobs keep running and count toward their tenants' shares and quotas. With `evict: true` each job running there is also given a preemption notice (reason `drain`, whatever its minimum run time): it checkpoints within the grace period, returns to the queue (`job.preempted`) and resumes from its checkpoint on another node. Apart from the node's `status`: its daemon registering again, its heartbeats and its own drain leave the cordon as it is; only uncordon lifts it. Idempotent: the node keeps the time it was first cordoned, takes a new `reason` when one is given, and stays evicting once it was. A job only cordoned nodes can hold waits with reason `capacity`.
+         */
+        post: operations["cordonNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{id}/uncordon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring a cordoned node back into service: jobs may be placed on it again
+         * @description From the scheduler's next round the node takes jobs again (if its daemon has it `ready`); the reason and any eviction go with the cordon. Jobs it evicted stay where they resumed. Idempotent: a node that is not cordoned is answered as it is.
+         */
+        post: operations["uncordonNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pools/{name}/queue": {
         parameters: {
             query?: never;
@@ -823,7 +863,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Every job event of yours of a type in `events` (none listed: of every type it accepts; other event types are not sent) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses are refused unless the operator allows them.
+         * @description Every job event of yours of a type in `events` (none listed: of every type it accepts; other event types are not sent) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses, or whose host does not resolve (what it resolves to cannot be checked), are refused unless the operator allows private addresses.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1174,7 +1214,10 @@ export interface components {
         };
         CreateTenant: {
             name: string;
-            /** @default 1 */
+            /**
+             * @description Fair-share weight, 0.01 to 1000: the tenant's part of a pool is in proportion to it
+             * @default 1
+             */
             weight?: number;
         };
         TenantList: {
@@ -1182,7 +1225,7 @@ export interface components {
             nextCursor: string | null;
         };
         UpdateTenant: {
-            /** @description Fair-share weight: the tenant's part of a pool is in proportion to it */
+            /** @description Fair-share weight, 0.01 to 1000: the tenant's part of a pool is in proportion to it */
             weight: number;
         };
         ApiKeyCreated: {
@@ -1252,7 +1295,7 @@ export interface components {
              */
             id: string;
             type: string;
-            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown) */
+            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); `job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, `replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with `evict`), or `admin` (POST /v1/jobs/{id}/preempt) */
             data: {
                 [key: string]: unknown;
             };
@@ -1356,12 +1399,28 @@ export interface components {
             id: string;
             name: string;
             pool: string;
-            /** @enum {string} */
+            /**
+             * @description Set by the node's daemon: `ready`, `draining` (it is shutting down; nothing new is placed on it), `lost` (silent past the node timeout, or released). An admin's cordon is the separate `cordon` field
+             * @enum {string}
+             */
             status: "ready" | "draining" | "lost";
             /** Format: date-time */
             lastHeartbeatAt: string;
+            cordon: components["schemas"]["NodeCordon"];
             devices: components["schemas"]["Device"][];
         };
+        /** @description Set while an admin has the node cordoned (POST /v1/nodes/{id}/cordon): nothing new is placed on it, whatever its status; null otherwise */
+        NodeCordon: {
+            /**
+             * Format: date-time
+             * @description When an admin first cordoned it
+             */
+            cordonedAt: string;
+            /** @description The admin's words, if any */
+            reason: string | null;
+            /** @description Cordoned with eviction (a drain): each job running on it is given a preemption notice (reason `drain`), checkpoints and resumes elsewhere */
+            evict: boolean;
+        } | null;
         Device: {
             index: number;
             kind: string;
@@ -1407,6 +1466,12 @@ export interface components {
                 freeMemoryBytes: number;
             }[];
         };
+        CordonNode: {
+            /** @description Why (shown with the node); a later cordon with none keeps it */
+            reason?: string;
+            /** @description Also give every job running on the node a preemption notice (reason `drain`; its minimum run time does not apply): it checkpoints, returns to the queue and resumes from its checkpoint on another node. Kubernetes' drain. Once given, a later cordon does not take it back */
+            evict?: boolean;
+        };
         PendingJob: {
             /** Format: uuid */
             jobId: string;
@@ -1439,11 +1504,11 @@ export interface components {
             wantedDevices: number;
             /** @description Devices the queued jobs want (each its minimum); jobs waiting on their tenant's quota are not counted */
             queuedDevices: number;
-            /** @description Devices held by running and placed jobs (draining nodes included) */
+            /** @description Devices held by running and placed jobs (draining and cordoned nodes included) */
             busyDevices: number;
-            /** @description Devices on ready nodes that no job holds */
+            /** @description Devices on ready, uncordoned nodes that no job holds */
             idleDevices: number;
-            /** @description Devices on the pool's ready nodes */
+            /** @description Devices on the pool's ready nodes, less those an admin cordoned (POST /v1/nodes/{id}/cordon): they take no work */
             devices: number;
             /** @description Jobs queued, whatever they wait for */
             queuedJobs: number;
@@ -4342,13 +4407,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Events */
+            /** @description Events: a JSON page, or with `Accept: text/event-stream` the live stream */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobEventList"];
+                    "text/event-stream": string;
                 };
             };
             /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
@@ -5754,6 +5820,237 @@ export interface operations {
                 content?: never;
             };
             /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cordonNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CordonNode"];
+            };
+        };
+        responses: {
+            /** @description The node, cordoned */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body exceeds the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uncordonNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node, not cordoned */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -1,9 +1,11 @@
 /**
  * Asks before something that cannot be undone (cancelling a job, revoking a key, deleting a
- * webhook, releasing a node): one stray click on the job page ended a run. A Mantine modal (a
+ * webhook, releasing a node) or that takes a node out of service (cordoning or draining it): one
+ * stray click on the job page ended a run. A Mantine modal (a
  * labelled dialog that keeps focus inside and closes on Escape) saying what the action does;
  * closing it any way but the red button keeps things as they are.
  */
+import type { ReactNode } from 'react';
 import { Button, Group, Modal, Stack, Text } from '@mantine/core';
 
 export interface ConfirmDialogProps {
@@ -17,6 +19,8 @@ export interface ConfirmDialogProps {
   onKeep: () => void;
   onConfirm: () => void;
   confirmTestId?: string;
+  /** Below the paragraphs: what the action may take besides (e.g. a reason). */
+  children?: ReactNode;
 }
 
 export function ConfirmDialog(p: ConfirmDialogProps) {
@@ -34,6 +38,7 @@ export function ConfirmDialog(p: ConfirmDialogProps) {
             {text}
           </Text>
         ))}
+        {p.children}
       </Stack>
       <Group justify="flex-end" mt="md">
         {/* Focused first, so that Enter keeps things too. */}

@@ -73,7 +73,7 @@ export function CreateTenant({
             />
             <NumberInput
               label="Weight"
-              description="Its fair share against the other tenants' (default 1)"
+              description="Its fair share against the other tenants': 0.01 to 1000 (default 1)"
               value={weight}
               onChange={setWeight}
               error={fieldError(create.error, 'weight')}

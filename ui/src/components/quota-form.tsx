@@ -1,7 +1,9 @@
 /**
  * A tenant's quota, edited (PUT /v1/tenants/{id}/quota: only the fields changed are sent, the
  * others keep their value). A value the API refuses is said under its field, and the form keeps
- * what was typed; a saved one shows what the API stored.
+ * what was typed; a saved one shows what the API stored. A field left empty, or holding what is not
+ * a number (the input drops letters as they are typed: "abc" leaves it empty), is said under the
+ * field before anything is sent: the API would answer "expected number, received null".
  */
 import { useState, type FormEvent } from 'react';
 import { Button, Group, NumberInput, SimpleGrid, Stack, Text } from '@mantine/core';
@@ -11,30 +13,47 @@ import { fieldError } from '../refusal.js';
 import { useAction } from '../use-action.js';
 import { Refusal } from './refusal.js';
 
-const FIELDS: { key: keyof Quota; label: string; integer: boolean }[] = [
-  { key: 'maxActiveJobs', label: 'Max active jobs', integer: true },
-  { key: 'maxConcurrentDevices', label: 'Max devices at once', integer: true },
-  { key: 'maxDevicesPerJob', label: 'Max devices per job', integer: true },
-  { key: 'deviceHoursPerMonth', label: 'Device-hours a month', integer: false },
+/** The fields, with the bounds the API takes (quotaUpdateSchema, api/http/schemas.ts). */
+const FIELDS: { key: keyof Quota; label: string; integer: boolean; max: number }[] = [
+  { key: 'maxActiveJobs', label: 'Max active jobs', integer: true, max: 1_000_000 },
+  { key: 'maxConcurrentDevices', label: 'Max devices at once', integer: true, max: 1_000_000 },
+  { key: 'maxDevicesPerJob', label: 'Max devices per job', integer: true, max: 1_000_000 },
+  { key: 'deviceHoursPerMonth', label: 'Device-hours a month', integer: false, max: 1e9 },
 ];
 const KEYS = FIELDS.map((f) => f.key);
 
 type Values = Record<keyof Quota, string | number>;
+type FieldErrors = Partial<Record<keyof Quota, string>>;
+
+/** What a field holds that is no number of its kind, said as what it takes; undefined when fine. */
+function notANumber(f: (typeof FIELDS)[number], v: string | number): string | undefined {
+  const n = typeof v === 'number' ? v : v.trim() === '' ? NaN : Number(v);
+  if (Number.isFinite(n) && (!f.integer || Number.isInteger(n))) return undefined;
+  return `Enter a ${f.integer ? 'whole number' : 'number'} from 0 to ${f.max.toLocaleString('en-US')}`;
+}
 
 export function QuotaForm({ tenantId, quota }: { tenantId: string; quota: Quota }) {
   const { client } = useApi();
   const [saved, setSaved] = useState<Quota>(quota);
   const [values, setValues] = useState<Values>(quota);
   const [done, setDone] = useState(false);
+  const [invalid, setInvalid] = useState<FieldErrors>({});
   const save = useAction();
 
   const changed = KEYS.filter((k) => values[k] !== saved[k]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setDone(false);
+    // An emptied field is not "unchanged": it is refused here, with the others that hold no number.
+    const refused: FieldErrors = {};
+    for (const f of FIELDS) if (changed.includes(f.key)) refused[f.key] = notANumber(f, values[f.key]);
+    setInvalid(refused);
+    if (Object.values(refused).some(Boolean)) {
+      save.clear();
+      return;
+    }
     const body: Partial<Quota> = {};
-    // An emptied field is sent as it is, for the API to refuse it by name (it is not "unchanged").
-    for (const k of changed) body[k] = values[k] === '' ? (null as unknown as number) : Number(values[k]);
+    for (const k of changed) body[k] = Number(values[k]);
     const ok = await save.run(async () => {
       const q = await unwrap(
         client.PUT('/v1/tenants/{id}/quota', { params: { path: { id: tenantId } }, body }),
@@ -56,10 +75,11 @@ export function QuotaForm({ tenantId, quota }: { tenantId: string; quota: Quota 
               value={values[f.key]}
               onChange={(v) => {
                 setDone(false);
+                setInvalid((old) => ({ ...old, [f.key]: undefined }));
                 setValues((old) => ({ ...old, [f.key]: v }));
               }}
               allowDecimal={!f.integer}
-              error={fieldError(save.error, f.key)}
+              error={invalid[f.key] ?? fieldError(save.error, f.key)}
             />
           ))}
         </SimpleGrid>
@@ -73,6 +93,7 @@ export function QuotaForm({ tenantId, quota }: { tenantId: string; quota: Quota 
               variant="default"
               onClick={() => {
                 setValues(saved);
+                setInvalid({});
                 save.clear();
               }}
             >

@@ -35,7 +35,7 @@ export function WeightForm({ tenantId, weight }: { tenantId: string; weight: num
       <Group align="flex-end">
         <NumberInput
           label="Fair-share weight"
-          description="Its part of a pool, in proportion to the other tenants' weights"
+          description="Its part of a pool, in proportion to the other tenants' weights: 0.01 to 1000"
           value={value}
           onChange={(v) => {
             setDone(false);

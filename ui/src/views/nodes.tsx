@@ -1,6 +1,7 @@
 /**
- * Admin: nodes with their devices and last heartbeat, each releasable once confirmed; the node keys
- * worker daemons register with (created with the secret shown once, revoked once confirmed).
+ * Admin: nodes with their devices and last heartbeat, each cordoned, drained or uncordoned
+ * (node-cordon.tsx) and releasable once confirmed; the node keys worker daemons register with
+ * (created with the secret shown once, revoked once confirmed).
  */
 import { useState } from 'react';
 import { Badge, Button, Stack, Table, Text, Title } from '@mantine/core';
@@ -11,6 +12,7 @@ import { useAction } from '../use-action.js';
 import { ago, bytes } from '../format.js';
 import { ApiKeys } from '../components/api-keys.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { NodeCordon } from '../components/node-cordon.js';
 import { Refusal } from '../components/refusal.js';
 
 const nodeColor: Record<string, string> = { ready: 'green', draining: 'yellow', lost: 'red' };
@@ -19,7 +21,7 @@ const nodeColor: Record<string, string> = { ready: 'green', draining: 'yellow', 
 const RELEASE_EFFECT = [
   'Releasing unbinds the node from the node key that registered it: that key can no longer act for it, and the node is lost until a daemon registers it again: its own daemon does so once the node has been silent for the node timeout, and its jobs are requeued.',
   'Its jobs go back to the queue once the node has been silent for the node timeout, so that a job never runs beside its requeued self; they restart from their last checkpoint.',
-  'To move jobs off a node without fencing it, stop its daemon instead: it drains the node (its jobs checkpoint and move to other nodes at once).',
+  'To move jobs off a node without fencing it, use Drain instead: as stopping its daemon does, it drains the node (its jobs checkpoint and move to other nodes at once), and it keeps new jobs off until uncordoned.',
 ];
 
 export function NodesView() {
@@ -39,7 +41,7 @@ export function NodesView() {
       <Title order={3}>Nodes</Title>
       {nodes.error && <Text c="red">{nodes.error.message}</Text>}
       <Refusal error={release.error} notDone="Not released" />
-      <Table.ScrollContainer minWidth={720}>
+      <Table.ScrollContainer minWidth={880}>
         <Table data-testid="nodes-table">
           <Table.Thead>
             <Table.Tr>
@@ -48,6 +50,7 @@ export function NodesView() {
               <Table.Th>Status</Table.Th>
               <Table.Th>Last heartbeat</Table.Th>
               <Table.Th>Devices (free / total memory)</Table.Th>
+              <Table.Th>Cordon</Table.Th>
               <Table.Th>Key</Table.Th>
             </Table.Tr>
           </Table.Thead>
@@ -69,6 +72,9 @@ export function NodesView() {
                       threads
                     </Text>
                   ))}
+                </Table.Td>
+                <Table.Td>
+                  <NodeCordon node={n} onChanged={nodes.reload} />
                 </Table.Td>
                 <Table.Td>
                   <Button
