@@ -34,7 +34,7 @@ export async function startApi(
   config: Config,
   logger: Logger = createLogger('api', config.LOG_LEVEL),
 ): Promise<RunningApi> {
-  const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE);
+  const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE, logger);
   const redis = connectRedis(config.REDIS_URL);
   const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
   const wake = new SchedulerWake(redis, names);

@@ -4,10 +4,12 @@
  */
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { createPool, type PoolLog } from './pg-pool.js';
 import { PrismaClient } from '../prisma/generated/client/client.js';
 
 export type { PrismaClient };
 export { Prisma } from '../prisma/generated/client/client.js';
+export { createPool, type PoolLog };
 
 export interface Database {
   prisma: PrismaClient;
@@ -23,11 +25,8 @@ export interface Database {
  */
 export const SESSION_OPTIONS = '-c jit=off';
 
-export function connectDatabase(url: string, poolSize = 16): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: SESSION_OPTIONS });
-  pool.on('error', () => {
-    // An idle client lost its connection; the pool replaces it. Requests see their own errors.
-  });
+export function connectDatabase(url: string, poolSize = 16, log?: PoolLog): Database {
+  const pool = createPool({ connectionString: url, max: poolSize, options: SESSION_OPTIONS }, log);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,

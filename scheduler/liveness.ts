@@ -2,6 +2,9 @@
  * Node liveness: a node whose heartbeats stopped for longer than the timeout is marked lost, and
  * every job it held goes back to the queue (attempt counted, reason `node_lost`) to resume from its
  * last committed checkpoint elsewhere. Its device leases lapse on their own in the lock service.
+ * Silence counts only while the control plane could take heartbeats (liveness-clock.ts): for a
+ * node timeout after the database comes back (a failed sweep, a restarted database, a scheduler
+ * just started) nobody is marked lost, so the fleet's heartbeats resume first.
  */
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -9,6 +12,7 @@ import type { Logger } from '../common/logger.js';
 import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import { requeueNodeJobs } from '../common/jobs/publish.js';
 import type { RedisNames } from '../common/queues.js';
+import type { ControlPlaneClock } from './liveness-clock.js';
 
 export async function sweepLostNodes(deps: {
   pool: pg.Pool;
@@ -19,8 +23,33 @@ export async function sweepLostNodes(deps: {
   timeoutMs: number;
   /** Test-only: `crash_after_node_lost` dies between marking a node lost and requeueing its jobs. */
   fault?: string;
+  /**
+   * Since when this scheduler has reached the database at every sweep (liveness-clock.ts); the
+   * scheduler keeps one across its sweeps. Without it only the database's own start counts.
+   */
+  clock?: ControlPlaneClock;
 }): Promise<number> {
+  try {
+    return await sweep(deps);
+  } catch (err) {
+    deps.clock?.failed();
+    throw err;
+  }
+}
+
+async function sweep(deps: Parameters<typeof sweepLostNodes>[0]): Promise<number> {
   const { pool, logger } = deps;
+  // Since when heartbeats could be taken: the database's start, or this scheduler's unbroken run of
+  // sweeps. Until a node timeout has passed since then, no silence is long enough.
+  const at = await pool.query(`SELECT now() AS now, pg_postmaster_start_time() AS db_started`);
+  const now = at.rows[0].now as Date;
+  const dbStarted = at.rows[0].db_started as Date;
+  const reached = deps.clock?.reached(now) ?? dbStarted;
+  const upSince = Math.max(reached.getTime(), dbStarted.getTime());
+  if (now.getTime() - upSince < deps.timeoutMs) {
+    logger.debug({ upSince: new Date(upSince) }, 'liveness: control plane back less than a node timeout ago');
+    return 0;
+  }
   const lost = await pool.query(
     `UPDATE nodes SET status = 'lost'
       WHERE status <> 'lost' AND last_heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)

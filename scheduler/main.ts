@@ -17,6 +17,7 @@ import { connectRedis } from '../common/redis.js';
 import { loadSchedulerConfig, policyFrom } from './config.js';
 import { configOrExit } from '../common/config.js';
 import { sweepLostNodes } from './liveness.js';
+import { ControlPlaneClock } from './liveness-clock.js';
 import { startRoundLoop } from './rounds/round-loop.js';
 import { createSchedulerMetrics } from '../common/metrics/scheduler.js';
 import { serveMetrics } from '../common/metrics/serve.js';
@@ -24,7 +25,7 @@ import { serveMetrics } from '../common/metrics/serve.js';
 const config = configOrExit('scheduler', () => loadSchedulerConfig());
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
-const db = connectDatabase(config.DATABASE_URL, 4);
+const db = connectDatabase(config.DATABASE_URL, 4, logger);
 const redis = connectRedis(config.REDIS_URL);
 const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
 const wake = new SchedulerWake(redis, names);
@@ -60,6 +61,9 @@ const rounds = startRoundLoop({
 // The leader is the instance whose round loop holds the lease (an epoch).
 metrics.leadership(() => rounds.stats.epoch !== null);
 
+// Since when this scheduler has reached the database at every sweep: a node's silence counts from
+// then at most (liveness-clock.ts).
+const livenessClock = new ControlPlaneClock();
 const livenessTimer = setInterval(
   () => {
     sweepLostNodes({
@@ -69,6 +73,7 @@ const livenessTimer = setInterval(
       wake,
       logger,
       timeoutMs: config.TIMESHARE_NODE_TIMEOUT_MS,
+      clock: livenessClock,
       ...(config.TIMESHARE_FAULT ? { fault: config.TIMESHARE_FAULT } : {}),
     }).then(metrics.sweepDone, (err) => {
       metrics.sweepFailed();

@@ -5,7 +5,7 @@
  * it knows is in PostgreSQL (cursor, deliveries, their next attempt), so a restart resumes where
  * it stopped; several dispatchers can still run at once (idempotent fan-out, SKIP LOCKED claims).
  */
-import pg from 'pg';
+import { createPool } from '../common/pg-pool.js';
 import { createLogger } from '../common/logger.js';
 import { configOrExit } from '../common/config.js';
 import { loadWebhookConfig } from './config.js';
@@ -14,10 +14,8 @@ import { ensureCursor, fanOut } from './fan-out.js';
 
 const config = configOrExit('webhooks', () => loadWebhookConfig());
 const logger = createLogger('webhooks', config.LOG_LEVEL);
-const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
-pool.on('error', () => {
-  // An idle client lost its connection; the pool replaces it.
-});
+// Its clients may lose their connection (a database restart) without taking the process down.
+const pool = createPool({ connectionString: config.DATABASE_URL, max: 4 }, logger);
 const FAN_OUT_BATCH = 1000;
 const options = {
   concurrency: config.TIMESHARE_WEBHOOK_CONCURRENCY,

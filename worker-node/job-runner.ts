@@ -28,6 +28,7 @@ import { lengthenCompletions } from './long-completions.js';
 import { emulateDevices } from './emulated-devices.js';
 import { toWireNumber } from '../common/node-protocol/fields.js';
 import { LAPSED_EXIT_CODE, watchDaemon } from './supervision.js';
+import { LOCK_OUTAGE_EXIT_CODE, LockOutageError } from './lock-outage.js';
 
 function send(msg: RunnerToDaemon): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -147,7 +148,12 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
   }
   // Fresh engines start with their state on the device; it must wait in host memory for the lock.
   for (const e of [engine, generator]) if (e && (await e.info()).onloaded) await e.offload();
+  // A call fails after 3 reconnect attempts rather than wait for Redis: the LeaseKeeper must see a
+  // renew fail to know when its lease has lapsed. The stage loop asks again while the lock allows
+  // and stops the job as an outage after that (lock-outage.ts), never as a crash.
   const redis = new Redis(start.redisUrl, { maxRetriesPerRequest: 3 });
+  // Each failed call surfaces where it was made; ioredis would print every reconnect error here.
+  redis.on('error', () => undefined);
   const locks = new DeviceLockService(redis, { prefix: start.lockPrefix, defaultLeaseMs: start.leaseMs });
   const pending: Promise<void>[] = [];
   // The reactive balancer restarts the two sides on other device counts (rebalance-move.ts).
@@ -219,6 +225,12 @@ process.on('message', (msg: DaemonToRunner) => {
     run(msg, loopRef).then(
       () => process.exit(0),
       async (err) => {
+        // The device lock out of reach for longer than it allows: the platform's loss, not the
+        // job's. The daemon reports it `lost_contact` (no attempt used; resumed from a checkpoint).
+        if (err instanceof LockOutageError) {
+          process.stderr.write(`job ${msg.jobId} stopped: ${err.message}\n`);
+          process.exit(LOCK_OUTAGE_EXIT_CODE);
+        }
         process.stderr.write(
           `job ${msg.jobId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
         );

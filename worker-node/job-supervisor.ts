@@ -16,6 +16,7 @@ import type { ReportOutbox } from './report-outbox.js';
 import { crashMessage } from './crash-message.js';
 import { SpareRunner } from './spare-runner.js';
 import { LAPSED_EXIT_CODE } from './supervision.js';
+import { LOCK_OUTAGE_EXIT_CODE } from './lock-outage.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runningFromSource = import.meta.url.endsWith('.ts');
@@ -67,6 +68,13 @@ export class JobSupervisor {
   private readonly occupied = new Map<number, Map<string, number>>();
   /** Jobs already told about their preemption notice. */
   private readonly noticed = new Set<string>();
+  /**
+   * job → the run (`queueSeq`) that ended here last, kept until the assignment disappears or
+   * names another run. Its outcome goes through the outbox, and until the control plane has it the
+   * assignment still lists the run as `placed` or `running` (behind a backlog, or an outage): that
+   * run is over and must not start again (a QA run saw one job run 5 times so).
+   */
+  private readonly ended = new Map<string, number>();
 
   /** Bytes in use on a device by the jobs holding it now. */
   usedBytes(index: number): number {
@@ -120,7 +128,8 @@ export class JobSupervisor {
   }
 
   /**
-   * Brings this node in line with its assignments: starts every placed job not running here yet,
+   * Brings this node in line with its assignments: starts every placed job not running here yet
+   * (unless this node already ran that run to its end and the control plane has not heard yet),
    * passes a preemption notice on (the Redis control message may have been lost; the assignment
    * carries it too), and stops a job that is no longer assigned here (the scheduler took it back
    * after the grace period, or it was cancelled), or is assigned here in another run (it was
@@ -130,10 +139,19 @@ export class JobSupervisor {
    */
   reconcile(assignments: Assignment[]): void {
     const assigned = new Map<string, number>();
+    for (const a of assignments) assigned.set(a.jobId, a.queueSeq);
+    // Forgotten once the control plane has the outcome: the job is done, or placed in another run.
+    for (const [jobId, queueSeq] of this.ended)
+      if (assigned.get(jobId) !== queueSeq) this.ended.delete(jobId);
     for (const a of assignments) {
-      assigned.set(a.jobId, a.queueSeq);
-      if (a.status === 'placed' && !this.jobs.has(a.jobId)) this.start(a);
-      else if (
+      if (a.status === 'placed' && !this.jobs.has(a.jobId)) {
+        if (!this.hasEnded(a.jobId, a.queueSeq)) this.start(a);
+        else
+          this.logger.debug(
+            { jobId: a.jobId, queueSeq: a.queueSeq },
+            'run ended here; its outcome is on its way',
+          );
+      } else if (
         a.preemptRequestedAt &&
         !this.noticed.has(a.jobId) &&
         this.control(a.jobId, 'preempt', a.queueSeq)
@@ -144,6 +162,14 @@ export class JobSupervisor {
       if (assigned.get(jobId) !== r.queueSeq && !r.ended && this.control(jobId, 'cancel', r.queueSeq))
         this.logger.warn({ jobId, queueSeq: r.queueSeq }, 'run no longer assigned to this node: stopping it');
     }
+  }
+
+  /**
+   * Whether run `queueSeq` of the job already ran to its end on this node: this daemon saw it end,
+   * or its outcome waits in the outbox (put by an earlier daemon too, which left it on disk).
+   */
+  private hasEnded(jobId: string, queueSeq: number): boolean {
+    return this.ended.get(jobId) === queueSeq || this.outbox.holdsFinish(jobId, queueSeq);
   }
 
   private start(a: Assignment): void {
@@ -263,11 +289,18 @@ export class JobSupervisor {
               ),
           );
         if (!r.ended) {
-          // Stopped because this daemon fell silent (it lost the control plane, or was paused):
-          // the platform ended the run, and it costs the job none of its attempts.
-          const lapsed = code === LAPSED_EXIT_CODE;
+          // Stopped because this daemon fell silent (it lost the control plane, or was paused), or
+          // because the device lock's Redis was out of reach for longer than the lock allows
+          // (lock-outage.ts): the platform ended the run, and it costs the job none of its attempts.
+          const lapsed = code === LAPSED_EXIT_CODE || code === LOCK_OUTAGE_EXIT_CODE;
           const error = crashMessage(code, signal, r.stderr);
-          if (lapsed) this.logger.warn({ jobId: a.jobId }, 'job process stopped: its daemon lost contact');
+          if (code === LAPSED_EXIT_CODE)
+            this.logger.warn({ jobId: a.jobId }, 'job process stopped: its daemon lost contact');
+          else if (lapsed)
+            this.logger.warn(
+              { jobId: a.jobId },
+              "job process stopped: the device lock's Redis was unreachable",
+            );
           else {
             this.logger.warn({ jobId: a.jobId, code, signal }, 'job process crashed');
             this.opts.onCrash?.();
@@ -284,6 +317,7 @@ export class JobSupervisor {
         this.occupy(a.jobId, [...this.occupied.keys()], 0);
         this.spare.fill();
         void r.relay.then(() => {
+          this.ended.set(a.jobId, queueSeq);
           this.jobs.delete(a.jobId);
           this.noticed.delete(a.jobId);
           resolve();

@@ -57,6 +57,8 @@ export class ReportOutbox {
   private flushing: Promise<void> | null = null;
   private closed = false;
   private wake: (() => void) | null = null;
+  /** `jobId:queueSeq` → finish records of that run pending here (loaded from disk or put since). */
+  private readonly finishes = new Map<string, number>();
 
   constructor(private readonly opts: OutboxOptions) {}
 
@@ -78,7 +80,7 @@ export class ReportOutbox {
         await fs.rm(file, { force: true });
         continue;
       }
-      this.queue.push({ file, report: { ...report, protocol: report.protocol ?? 1 } });
+      this.enqueue({ file, report: { ...report, protocol: report.protocol ?? 1 } });
     }
     this.kick();
     return names.length;
@@ -104,8 +106,33 @@ export class ReportOutbox {
       await fh.close();
     }
     await fs.rename(tmp, file);
-    this.queue.push({ file, report });
+    this.enqueue({ file, report });
     this.kick();
+  }
+
+  /**
+   * Whether the outcome of run `queueSeq` of the job waits here, undelivered: that run has ended
+   * on this node, whatever the control plane's assignment still says (job-supervisor.ts must not
+   * start it again). Counts records an earlier daemon left too, once `open` has loaded them.
+   */
+  holdsFinish(jobId: string, queueSeq: number): boolean {
+    return this.finishes.has(`${jobId}:${queueSeq}`);
+  }
+
+  private enqueue(p: Pending): void {
+    this.queue.push(p);
+    if (p.report.kind !== 'finish') return;
+    const key = `${p.report.jobId}:${p.report.body.queueSeq}`;
+    this.finishes.set(key, (this.finishes.get(key) ?? 0) + 1);
+  }
+
+  private dequeue(): void {
+    const p = this.queue.shift();
+    if (p?.report.kind !== 'finish') return;
+    const key = `${p.report.jobId}:${p.report.body.queueSeq}`;
+    const n = (this.finishes.get(key) ?? 1) - 1;
+    if (n > 0) this.finishes.set(key, n);
+    else this.finishes.delete(key);
   }
 
   /** Resolves when nothing is pending, or after `timeoutMs`; returns how many reports are left. */
@@ -167,7 +194,7 @@ export class ReportOutbox {
       }
       delay = first;
       await fs.rm(head.file, { force: true });
-      this.queue.shift();
+      this.dequeue();
     }
   }
 }

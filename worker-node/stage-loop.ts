@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
 import type { DeviceLockService, Grant } from '../common/device-lock/index.js';
 import { LeaseKeeper, WaiterExpiredError } from '../common/device-lock/index.js';
+import { isLockOutage, LockOutageError } from './lock-outage.js';
 import type { SavedCheckpoint, MetricPoint, StageProfileReport } from '../common/jobs/reports.js';
 import type { FinishReason, NodeJobEvent, StageDevices } from '../common/node-protocol/index.js';
 import type { BalanceDecision, BalancerConfig } from './balancer.js';
@@ -192,6 +193,8 @@ export class StageLoop {
   ): Promise<T | null> {
     let grant: Grant | null = null;
     const waitStart = performance.now();
+    /** Since when the lock's Redis has not answered this acquire (performance.now()). */
+    let unreachableSince: number | null = null;
     while (!grant) {
       try {
         grant = await this.d.locks.acquire({
@@ -205,6 +208,23 @@ export class StageLoop {
         });
       } catch (err) {
         if (this.request) return null;
+        // Redis out of reach (a restart, a blip): a waiting stage holds nothing, so it asks again,
+        // for as long as `outagePatienceMs`; then the job stops as the platform's loss (it keeps
+        // its attempt, lock-outage.ts) rather than crash. A Redis back without its data is the
+        // wiped case below, or the lock's grace for holders taking their devices back.
+        if (isLockOutage(err)) {
+          unreachableSince ??= performance.now();
+          if (performance.now() - unreachableSince >= this.outagePatienceMs)
+            throw new LockOutageError(
+              `the device lock's Redis was unreachable for ${Math.round(performance.now() - unreachableSince)} ms while stage ${stage} waited for its devices: ${String(err)}`,
+              { cause: err },
+            );
+          await sleep(Math.min(1000, this.d.start.leaseMs / 4), undefined, {
+            signal: this.abort.signal,
+          }).catch(() => undefined);
+          continue;
+        }
+        unreachableSince = null;
         // Dropped from the queue while this process was alive and waiting: Redis lost its record
         // (a restart, a wipe) or its heartbeats came late. Nothing was held, so it queues again
         // rather than crash the job (which cost an attempt, and failed a job on its last one). A
@@ -214,9 +234,24 @@ export class StageLoop {
         await sleep(this.d.start.leaseMs, undefined, { signal: this.abort.signal }).catch(() => undefined);
       }
     }
+    // A renew that could not reach Redis is retried by the keeper until the lease must have lapsed
+    // (local clock); a hold Redis forgot (it came back empty) is taken back under new tokens. If it
+    // is lost all the same after Redis failed it during this hold (lapsed meanwhile, or someone else
+    // granted the devices Redis forgot), the lock's infrastructure failed, not the job: the stage
+    // stops all the same, but as an outage, which costs the job no attempt.
+    let unreachable: unknown = null;
     const keeper = new LeaseKeeper(this.d.locks, grant, {
       onLost: (err) => {
-        this.lost = err;
+        this.lost =
+          unreachable !== null || err.lost.every((l) => l.reason === 'wiped')
+            ? new LockOutageError(
+                `stage ${stage} lost its hold on ${err.lost.map((l) => `${l.device} (${l.reason})`).join(', ')} while the device lock's Redis was unreachable or lost its data${unreachable ? `: ${String(unreachable)}` : ''}`,
+                { cause: err },
+              )
+            : err;
+      },
+      onError: (err) => {
+        if (isLockOutage(err)) unreachable = err;
       },
     });
     const t0 = performance.now();
@@ -265,7 +300,33 @@ export class StageLoop {
     } finally {
       this.d.occupancy(devices, 0);
       keeper.stop();
-      await this.d.locks.release(keeper.grant);
+      await this.release(keeper.grant);
+    }
+  }
+
+  /**
+   * How long a stage waits for the lock's Redis to answer before the job stops as an outage: two
+   * leases. A longer outage would stop a hold anyway (its lease lapses after one).
+   */
+  private get outagePatienceMs(): number {
+    return 2 * this.d.start.leaseMs;
+  }
+
+  /**
+   * Releases a grant, asking again while Redis is out of reach, until its lease must have lapsed by
+   * itself (the hold is over then, and the daemon ends what this process held when it exits).
+   */
+  private async release(grant: Grant): Promise<void> {
+    const until = Date.now() + grant.leaseMs;
+    for (;;) {
+      try {
+        await this.d.locks.release(grant);
+        return;
+      } catch (err) {
+        if (!isLockOutage(err)) throw err;
+        if (Date.now() >= until) return;
+        await sleep(Math.min(1000, grant.leaseMs / 4));
+      }
     }
   }
 

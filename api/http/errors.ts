@@ -33,9 +33,85 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('internal', 'internal error');
 }
 
-function isUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === '57P01' || code === '53300';
+/**
+ * Errors that say a dependency (PostgreSQL, Redis, the checkpoint store) is down, restarting or
+ * unreachable, rather than that the request or the code is wrong: answered 503 `unavailable` with
+ * `Retry-After`, which clients and daemons retry. Found under Prisma's wrapping too (its own codes,
+ * and the driver's error in `meta.driverAdapterError`), and in `cause` and AggregateError chains.
+ */
+const UNAVAILABLE_CODES = new Set([
+  // Sockets and name lookups.
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // PostgreSQL: shut down by an admin, crash shutdown, starting up / shutting down / in recovery,
+  // too many connections (class 08, connection exceptions, is matched below).
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  // Prisma: can't reach the server, timed out reaching it, operation timed out, server closed the
+  // connection, too many connections.
+  'P1001',
+  'P1002',
+  'P1008',
+  'P1017',
+  'P2037',
+]);
+
+/** Driver errors that carry no code, matched by their exact message. */
+const UNAVAILABLE_MESSAGES = new Set([
+  // pg: the socket ended under a client, a connect that timed out, a client whose connection died.
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'Client has encountered a connection error and is not queryable',
+  'timeout exceeded when trying to connect',
+  // ioredis: a command on (or queued for) a connection that closed, and one refused while offline.
+  'Connection is closed.',
+  "Stream isn't writeable and enableOfflineQueue options is false",
+]);
+
+/** An error, or Prisma's record of the driver's (`originalCode`). */
+interface Outage {
+  code?: unknown;
+  name?: unknown;
+  message?: unknown;
+  originalCode?: unknown;
+}
+
+function isUnavailableOne(e: Outage): boolean {
+  for (const code of [e.code, e.originalCode]) {
+    if (typeof code !== 'string') continue;
+    if (UNAVAILABLE_CODES.has(code)) return true;
+    // SQLSTATE class 08: connection exceptions.
+    if (/^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  // ioredis gave up on a command while it reconnects (`maxRetriesPerRequest`).
+  if (e.name === 'MaxRetriesPerRequestError') return true;
+  if (typeof e.message !== 'string') return false;
+  // Redis is restarting and loading its dataset.
+  if (e.name === 'ReplyError' && e.message.startsWith('LOADING ')) return true;
+  return e.code === undefined && UNAVAILABLE_MESSAGES.has(e.message);
+}
+
+export function isUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length && seen.size < 16) {
+    const e = queue.shift();
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const o = e as Outage & { cause?: unknown; errors?: unknown; meta?: { driverAdapterError?: unknown } };
+    if (isUnavailableOne(o)) return true;
+    queue.push(o.cause, o.meta?.driverAdapterError);
+    if (Array.isArray(o.errors)) queue.push(...o.errors);
+  }
+  return false;
 }
 
 /** Answers any failure with the one error shape; shared by Express and the submission fast path. */

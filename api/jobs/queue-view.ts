@@ -2,9 +2,11 @@
  * Where a queued job stands, as the scheduler's last round left it (scheduler/rounds/publish-round.ts
  * writes a Redis hash each round): its position in its pool and among its tenant's jobs, its
  * estimated start and why it waits. Derived data: missing until the first round after a Redis loss,
- * then rewritten.
+ * then rewritten; and left out (the fields null) while Redis cannot be reached, so that job reads
+ * still answer from PostgreSQL.
  */
 import type { Redis } from 'ioredis';
+import type { Logger } from '../../common/logger.js';
 import type { RedisNames } from '../../common/queues.js';
 
 export interface QueueView {
@@ -37,14 +39,36 @@ function parse(raw: string | null): QueueView | null {
   };
 }
 
+/** Connections whose outage is logged already (once an outage, until a read succeeds again). */
+const outageLogged = new WeakSet<Redis>();
+
+/**
+ * The views of these jobs, those the last round wrote. Optional: with Redis down, restarting or
+ * failing the read, none (the jobs' `queuePosition`, `estimatedStartAt` and queued
+ * `estimatedFinishAt` are null and `waitReason` is the one stored with the job), logged once an
+ * outage. A connection not ready is not waited for: its commands would wait out the client's
+ * reconnection attempts (seconds) and then fail.
+ */
 export async function readQueueViews(
   redis: Redis,
   names: RedisNames,
   jobIds: string[],
+  log?: Pick<Logger, 'warn'>,
 ): Promise<Map<string, QueueView>> {
   const out = new Map<string, QueueView>();
   if (!jobIds.length) return out;
-  const raw = await redis.hmget(names.queueViewKey, ...jobIds);
+  let raw: (string | null)[];
+  try {
+    if (redis.status !== 'ready') throw new Error(`redis connection is ${redis.status}`);
+    raw = await redis.hmget(names.queueViewKey, ...jobIds);
+  } catch (err) {
+    if (!outageLogged.has(redis)) {
+      outageLogged.add(redis);
+      log?.warn({ err }, 'queue views unavailable (Redis); jobs are listed without them');
+    }
+    return out;
+  }
+  outageLogged.delete(redis);
   jobIds.forEach((id, i) => {
     const v = parse(raw[i] ?? null);
     if (v) out.set(id, v);

@@ -106,6 +106,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
       deps.redis,
       deps.names,
       data.filter((j) => j.status === 'queued').map((j) => j.id),
+      req.log,
     );
     res.json({ data: data.map((j) => serializeJob(j, { queue: views.get(j.id) })), nextCursor });
   });
@@ -123,7 +124,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   });
   r.get('/v1/jobs/:id', tenantOnly, async (req, res) => {
     const job = await ownJob(req);
-    const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
+    const views =
+      job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id], req.log) : null;
     res.json(serializeJob(job, { queue: views?.get(job.id) }));
   });
 
@@ -156,7 +158,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     const { priority } = parseOrThrow(jobUpdateSchema, req.body ?? {});
     const { job, eventId } = await reprioritizeJob(pool, tenantOf(req), id, priority);
     if (eventId) await announce(req, job.id, eventId, 'priority');
-    const views = job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id]) : null;
+    const views =
+      job.status === 'queued' ? await readQueueViews(deps.redis, deps.names, [job.id], req.log) : null;
     res.json(serializeJob(job, { queue: views?.get(job.id) }));
   });
 

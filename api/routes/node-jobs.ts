@@ -17,6 +17,7 @@ import { publishTransition } from '../../common/jobs/publish.js';
 import { recordCheckpoint } from '../../common/jobs/reports.js';
 import { applyJobReport } from '../../common/jobs/job-report.js';
 import { refundLostRun } from '../../common/jobs/refund-lost-run.js';
+import { finishLateSuccess } from '../../common/jobs/late-success.js';
 import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
 import {
   appliedSchema,
@@ -142,7 +143,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     path: '/v1/nodes/{id}/jobs/{jobId}/checkpoints',
     operationId: 'recordNodeJobCheckpoint',
     description:
-      'A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names.',
+      'A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names, ' +
+      'or, late, while the job waits in the queue after that run was requeued `node_lost` from this node and before its ' +
+      'next run is placed (the file must be in storage; event `job.checkpoint` with `late: true`).',
     summary: 'A checkpoint file is durable in storage: record it',
     tags: ['nodes'],
     request: {
@@ -164,7 +167,14 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
         `storageKey must be ${checkpointModelKey(jobId, body.step)} (the job's own checkpoint of that step)`,
         'storageKey',
       );
-    const rec = await recordCheckpoint(pool, jobId, nodeId, body);
+    // A late record of the run just before the job's current one is taken only if its file is there.
+    const rec = await recordCheckpoint(
+      pool,
+      jobId,
+      nodeId,
+      body,
+      async (key) => (await deps.storage.size(key)) !== null,
+    );
     if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
     // After the record commits: a failure here leaves the older checkpoints to the next record.
     if (rec?.keepCheckpoints) await deps.retiredCheckpoints.retire(jobId, rec.keepCheckpoints);
@@ -185,7 +195,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '`lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler ' +
       'requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s ' +
       'fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as ' +
-      '`reason`); the run itself stays requeued. A `succeeded` finish may say why the run ended where it did ' +
+      '`reason`); the run itself stays requeued. A late `succeeded` of such a run that arrives while the job ' +
+      'still waits in the queue, its next run not placed yet, finishes the job instead (`job.succeeded` ' +
+      'with `late: true`). A `succeeded` finish may say why the run ended where it did ' +
       '(`reason`, node protocol 3), shown in the `job.succeeded` event.',
     tags: ['nodes'],
     request: {
@@ -202,8 +214,11 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     let t = isRequeueOutcome(outcome)
       ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
       : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error, reason);
-    // The scheduler may have found the node lost first: the run is requeued, and this report shows
-    // its node was alive, and whether the run ended by the job's fault (refund-lost-run.ts).
+    // The scheduler may have found the node lost first: the run is requeued. A success still stands
+    // while the job waits for its next run (late-success.ts); otherwise this report shows its node
+    // was alive, and whether the run ended by the job's fault (refund-lost-run.ts).
+    if (!t && outcome === 'succeeded')
+      t = await finishLateSuccess(pool, jobId, nodeId, queueSeq, reason ?? null);
     if (!t) t = await refundLostRun(pool, jobId, nodeId, queueSeq, outcome);
     res.json({ applied: await after(t) });
   });

@@ -9,7 +9,8 @@
  * once, and the job gets the attempt back (`job.attempt_refunded`, with the outcome as its reason).
  * A late `crashed` or `failed` is the job's own doing and keeps the charge. A chaos soak found jobs
  * that succeeded during an API outage charged an attempt for it, then run again from their last
- * checkpoint.
+ * checkpoint. A late `succeeded` that arrives while the job still waits for its next run finishes
+ * the job instead (late-success.ts); this refund is for one whose next run was placed first.
  */
 
 import type pg from 'pg';

@@ -2,7 +2,9 @@
  * What a running job reports through its node: metrics, stage profiles, device usage, checkpoints.
  * Every write is guarded by the job still being on the reporting node in the reporting run: a
  * checkpoint record by its own statement, the rest by the job row `applyJobReport` (job-report.ts)
- * locks for the report's transaction.
+ * locks for the report's transaction. One exception: a checkpoint record of the run just before
+ * the job's current one, requeued `node_lost` from this node, while the job waits for its next run
+ * (LATE_RUN_GUARD below).
  */
 import type pg from 'pg';
 import type {
@@ -161,7 +163,17 @@ export async function recordUsage(
  * newest applied number (`reported_seq`) up to this record's, and writes nothing when it is already
  * there (a resend whose answer was lost); that resend is answered with the record it made.
  */
-export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: string, c: CheckpointReport) {
+export async function recordCheckpoint(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  c: CheckpointReport,
+  /**
+   * Whether the checkpoint's file is in storage, asked only of a record of the run before the job's
+   * current one (a late record, below); absent, such a record is not taken.
+   */
+  durable?: (storageKey: string) => Promise<boolean>,
+) {
   const r = await pool.query(
     `WITH run AS (
        UPDATE jobs SET reported_run = queue_seq, reported_seq = $9
@@ -205,6 +217,84 @@ export async function recordCheckpoint(pool: pg.Pool, jobId: string, nodeId: str
     `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
       WHERE j.id = $1 AND j.node_id = $2 AND j.queue_seq = $4 AND j.reported_run = j.queue_seq
         AND j.reported_seq >= $5`,
+    [jobId, nodeId, c.step, c.queueSeq, c.reportSeq],
+  );
+  if (seen.rows[0]) return { id: seen.rows[0].id as string, eventIds: [], keepCheckpoints: null };
+  return durable ? recordLateCheckpoint(pool, jobId, nodeId, c, durable) : null;
+}
+
+/**
+ * The guard of a late report (`$run`: the run it names) of the run just before the job's current
+ * one: that run was requeued `node_lost` from this node (the liveness sweep, or the node's daemon
+ * registering again), and the job waits in the queue for its next run, not placed yet. Nothing has
+ * run since, so what that run did still stands: a checkpoint it made durable, its success.
+ * `queue_seq = $run + 1` says exactly one requeue happened since (each one bumps it), the event
+ * that it was this node's run ending `node_lost`. Once the next run is placed its history diverges
+ * from the late run's (it resumes from an older step and overwrites the steps after it), and late
+ * reports are ignored again.
+ */
+export const LATE_RUN_GUARD = (job: string, node: string, run: string) =>
+  `${job}.status = 'queued' AND ${job}.queue_seq = ${run}::int + 1
+   AND EXISTS (SELECT 1 FROM job_events l
+                WHERE l.job_id = ${job}.id AND l.type = 'job.queued' AND l.data->>'reason' = 'node_lost'
+                  AND l.data->>'nodeId' = ${node}::text AND (l.data->>'queueSeq')::int = ${run}::int)`;
+
+/**
+ * A checkpoint record of a run the scheduler requeued `node_lost` that arrives before the job's
+ * next run is placed (LATE_RUN_GUARD): a daemon whose control plane was away (a database outage
+ * past the node timeout) stopped its job, and its outbox delivers the records of checkpoints made
+ * durable before that once the API takes them. The file is there (the daemon records only after
+ * the store made it durable; checked again, as nothing of this run is running any more), so the
+ * job resumes from it rather than from the last one recorded before the outage. Numbered in its
+ * run like any record (`reported_run` names the late run, so the next run's numbers start afresh);
+ * its event says it was late. Before, such records were answered 200 and dropped: a QA run's job
+ * redid 200 steps and lost 8 durable checkpoints.
+ */
+async function recordLateCheckpoint(
+  pool: pg.Pool,
+  jobId: string,
+  nodeId: string,
+  c: CheckpointReport,
+  durable: (storageKey: string) => Promise<boolean>,
+) {
+  const key = checkpointModelKey(jobId, c.step);
+  const eligible = await pool.query(
+    `SELECT 1 FROM jobs WHERE id = $1 AND ${LATE_RUN_GUARD('jobs', '$2', '$3')}`,
+    [jobId, nodeId, c.queueSeq],
+  );
+  if (!eligible.rows[0] || !(await durable(key))) return null;
+  const r = await pool.query(
+    `WITH run AS (
+       UPDATE jobs SET reported_run = $8, reported_seq = $9
+        WHERE id = $1 AND ${LATE_RUN_GUARD('jobs', '$2', '$8')}
+          AND (reported_run IS DISTINCT FROM $8 OR reported_seq < $9)
+       RETURNING id, (spec -> 'workflow' ->> 'keepCheckpoints')::int AS keep
+     ), c AS (
+       INSERT INTO checkpoints (job_id, step, size_bytes, sha256, storage_key, meta)
+       SELECT $1, $3, $4, $5, $6, $7::jsonb FROM run
+       ON CONFLICT (job_id, step) DO UPDATE SET size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256,
+         storage_key = EXCLUDED.storage_key, meta = EXCLUDED.meta, created_at = now()
+       RETURNING id, step
+     ), e AS (
+       INSERT INTO job_events (job_id, type, data)
+       SELECT $1, 'job.checkpoint', jsonb_build_object('checkpointId', id, 'step', step, 'late', true,
+                                                      'queueSeq', $8::int, 'nodeId', $2::text) FROM c
+       RETURNING id
+     )
+     SELECT c.id, (SELECT array_agg(id) FROM e) AS event_ids, (SELECT keep FROM run) AS keep FROM c`,
+    [jobId, nodeId, c.step, c.sizeBytes, c.sha256, key, JSON.stringify(c.meta), c.queueSeq, c.reportSeq],
+  );
+  const row = r.rows[0];
+  if (row)
+    return {
+      id: row.id as string,
+      eventIds: ((row.event_ids as string[] | null) ?? []).map(String),
+      keepCheckpoints: (row.keep as number | null) ?? null,
+    };
+  // A resend of a late record already taken (its answer was lost).
+  const seen = await pool.query(
+    `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
+      WHERE j.id = $1 AND ${LATE_RUN_GUARD('j', '$2', '$4')} AND j.reported_run = $4 AND j.reported_seq >= $5`,
     [jobId, nodeId, c.step, c.queueSeq, c.reportSeq],
   );
   return seen.rows[0] ? { id: seen.rows[0].id as string, eventIds: [], keepCheckpoints: null } : null;

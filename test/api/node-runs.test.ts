@@ -239,10 +239,13 @@ test('a run that succeeded while its node was found lost gives its attempt back;
     return { jobId, run };
   };
 
+  // Its next run was placed before the late success arrived (while the job still waits in the
+  // queue, the success finishes it: test/api/late-run-reports.test.ts).
   const done = await lostRun('ended-in-outage');
+  await place(done.jobId);
   const late = { queueSeq: done.run, outcome: 'succeeded', error: null };
   assert.equal((await post(done.jobId, 'finish', late)).body.applied, true);
-  assert.deepEqual(await counts(done.jobId), { status: 'queued', attempts: 1, interruptions: 1 });
+  assert.deepEqual(await counts(done.jobId), { status: 'placed', attempts: 1, interruptions: 1 });
   const refund = await pool.query(
     `SELECT data->>'reason' AS reason FROM job_events WHERE job_id = $1 AND type = 'job.attempt_refunded'`,
     [done.jobId],

@@ -55,7 +55,10 @@ const assignment = (queueSeq: number, extra: Partial<Assignment> = {}): Assignme
 const children: ChildProcess[] = [];
 const abandoned: string[] = [];
 const puts: OutboxReport[] = [];
-const outbox = { put: async (r: OutboxReport) => void puts.push(r) } as unknown as ReportOutbox;
+const outbox = {
+  put: async (r: OutboxReport) => void puts.push(r),
+  holdsFinish: () => false,
+} as unknown as ReportOutbox;
 const supervisor = new JobSupervisor(outbox, createLogger('test', 'silent'), {
   nodeId,
   storage: { kind: 'local', root: '/nonexistent' } as never,

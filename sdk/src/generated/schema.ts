@@ -799,7 +799,7 @@ export interface paths {
         put?: never;
         /**
          * A checkpoint file is durable in storage: record it
-         * @description A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names.
+         * @description A checkpoint whose file is durable; applied only while the job is placed on this node in the run `queueSeq` names, or, late, while the job waits in the queue after that run was requeued `node_lost` from this node and before its next run is placed (the file must be in storage; event `job.checkpoint` with `late: true`).
          */
         post: operations["recordNodeJobCheckpoint"];
         delete?: never;
@@ -819,7 +819,7 @@ export interface paths {
         put?: never;
         /**
          * The job's run on this node ended: succeeded, failed, preempted, crashed, drained or lost_contact
-         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as `reason`); the run itself stays requeued. A `succeeded` finish may say why the run ended where it did (`reason`, node protocol 3), shown in the `job.succeeded` event.
+         * @description `preempted`, `drained` and `lost_contact` (the daemon lost the control plane and its job process stopped itself) return the job to the queue, using none of its attempts (it resumes from its last checkpoint); `crashed` does too until the attempts run out, then the job fails with the cause. Applied only while the job is placed on this node in the run `queueSeq` names, but for one case: `lost_contact`, `succeeded`, `preempted` or `drained` for a run that started and that the scheduler requeued as `node_lost` from this node (the node was alive, and the run did not end by the job’s fault) gives the job back the attempt that requeue used (`job.attempt_refunded`, its outcome as `reason`); the run itself stays requeued. A late `succeeded` of such a run that arrives while the job still waits in the queue, its next run not placed yet, finishes the job instead (`job.succeeded` with `late: true`). A `succeeded` finish may say why the run ended where it did (`reason`, node protocol 3), shown in the `job.succeeded` event.
          */
         post: operations["finishNodeJob"];
         delete?: never;
