@@ -5,6 +5,7 @@ import {
   allowPrivateWebhooksSchema,
   baseConfigSchema,
   databaseConfigShape,
+  nodeLivenessShape,
   parseConfig,
   storageConfigShape,
 } from '../common/config.js';
@@ -24,6 +25,8 @@ export const apiConfigSchema = baseConfigSchema
   .extend(databaseConfigShape)
   .extend(storageConfigShape)
   .extend(listenShape)
+  // How often the process writes its presence for the liveness sweep (common/api-presence.ts).
+  .extend(nodeLivenessShape)
   .extend({
     TIMESHARE_ADMIN_KEY: required('the admin key, at least 16 characters').min(
       16,

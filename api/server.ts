@@ -18,6 +18,7 @@ import { openCheckpointStore, storageConfigFromEnv } from '../common/storage/ind
 import type { ApiDeps } from './deps.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
 import { CheckpointSweeper } from './jobs/checkpoint-sweeper.js';
+import { ApiPresence, presencePeriodMs } from '../common/api-presence.js';
 
 /** How often each API process looks for retired checkpoints' files left to delete. */
 const RETIRED_CHECKPOINT_SWEEP_MS = 60_000;
@@ -26,6 +27,8 @@ export interface RunningApi {
   url: string;
   server: Server;
   deps: ApiDeps;
+  /** This process's presence for the liveness sweep (common/api-presence.ts), written while it listens. */
+  presence: ApiPresence;
   /** Closes the server and its connections; calling it again waits for the first call. */
   stop(): Promise<void>;
 }
@@ -35,11 +38,11 @@ export async function startApi(
   logger: Logger = createLogger('api', config.LOG_LEVEL),
 ): Promise<RunningApi> {
   const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE, logger);
-  const redis = connectRedis(config.REDIS_URL);
+  const redis = connectRedis(config.REDIS_URL, { log: logger });
   const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
   const wake = new SchedulerWake(redis, names);
   const events = await EventHub.start(
-    connectRedis(config.REDIS_URL, { blocking: true }),
+    connectRedis(config.REDIS_URL, { blocking: true, log: logger, name: 'events' }),
     names.eventsChannel,
   );
   const storage = openCheckpointStore(storageConfigFromEnv(config, config.TIMESHARE_STORAGE_ROOT));
@@ -66,9 +69,13 @@ export async function startApi(
   server.keepAliveTimeout = 65_000;
   const addr = server.address() as AddressInfo;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${addr.port}`;
+  // Present (able to take heartbeats) from now on: the liveness sweep counts nodes' silence only then.
+  const presence = new ApiPresence(db.pool, logger, presencePeriodMs(config.TIMESHARE_NODE_TIMEOUT_MS));
+  presence.start();
 
   let stopped: Promise<void> | null = null;
   const stop = async () => {
+    await presence.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     deps.locks.close();
@@ -81,6 +88,7 @@ export async function startApi(
     url,
     server,
     deps,
+    presence,
     // Once: a second call (a test's cleanup after it stopped the API itself) waits for the first.
     stop: () => (stopped ??= stop()),
   };

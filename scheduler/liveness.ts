@@ -4,7 +4,9 @@
  * last committed checkpoint elsewhere. Its device leases lapse on their own in the lock service.
  * Silence counts only while the control plane could take heartbeats (liveness-clock.ts): for a
  * node timeout after the database comes back (a failed sweep, a restarted database, a scheduler
- * just started) nobody is marked lost, so the fleet's heartbeats resume first.
+ * just started) nobody is marked lost, so the fleet's heartbeats resume first. Likewise for the
+ * API: a node's silence counts only from the start of the unbroken run of an API instance present
+ * now (common/api-presence.ts); with no API instance present nobody is marked lost.
  */
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -13,6 +15,7 @@ import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import { requeueNodeJobs } from '../common/jobs/publish.js';
 import type { RedisNames } from '../common/queues.js';
 import type { ControlPlaneClock } from './liveness-clock.js';
+import { PRESENCE_STALE_PERIODS } from '../common/api-presence.js';
 
 export async function sweepLostNodes(deps: {
   pool: pg.Pool;
@@ -39,13 +42,24 @@ export async function sweepLostNodes(deps: {
 
 async function sweep(deps: Parameters<typeof sweepLostNodes>[0]): Promise<number> {
   const { pool, logger } = deps;
-  // Since when heartbeats could be taken: the database's start, or this scheduler's unbroken run of
-  // sweeps. Until a node timeout has passed since then, no silence is long enough.
-  const at = await pool.query(`SELECT now() AS now, pg_postmaster_start_time() AS db_started`);
+  // Since when heartbeats could be taken: the database's start, this scheduler's unbroken run of
+  // sweeps, and the unbroken run of an API instance present now (the earliest such run: any one
+  // instance takes heartbeats). Until a node timeout has passed since then, no silence is long enough.
+  const at = await pool.query(
+    `SELECT now() AS now, pg_postmaster_start_time() AS db_started,
+            (SELECT min(present_since) FROM api_presence
+              WHERE last_seen_at >= now() - make_interval(secs => $1 * period_ms / 1000.0)) AS api_since`,
+    [PRESENCE_STALE_PERIODS],
+  );
   const now = at.rows[0].now as Date;
   const dbStarted = at.rows[0].db_started as Date;
+  const apiSince = at.rows[0].api_since as Date | null;
   const reached = deps.clock?.reached(now) ?? dbStarted;
-  const upSince = Math.max(reached.getTime(), dbStarted.getTime());
+  if (!apiSince) {
+    logger.debug('liveness: no API instance present, so no node can heartbeat');
+    return 0;
+  }
+  const upSince = Math.max(reached.getTime(), dbStarted.getTime(), apiSince.getTime());
   if (now.getTime() - upSince < deps.timeoutMs) {
     logger.debug({ upSince: new Date(upSince) }, 'liveness: control plane back less than a node timeout ago');
     return 0;

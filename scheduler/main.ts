@@ -26,8 +26,8 @@ const config = configOrExit('scheduler', () => loadSchedulerConfig());
 const logger = createLogger('scheduler', config.LOG_LEVEL);
 const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
 const db = connectDatabase(config.DATABASE_URL, 4, logger);
-const redis = connectRedis(config.REDIS_URL);
-const subscriber = connectRedis(config.REDIS_URL, { blocking: true });
+const redis = connectRedis(config.REDIS_URL, { log: logger });
+const subscriber = connectRedis(config.REDIS_URL, { blocking: true, log: logger });
 const wake = new SchedulerWake(redis, names);
 const holder = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 const metrics = createSchedulerMetrics(db.pool, {

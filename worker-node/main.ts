@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
   const lease = new HeartbeatLease(supervision);
-  const lockRedis = connectRedis(config.REDIS_URL);
+  const lockRedis = connectRedis(config.REDIS_URL, { log: logger, name: 'locks' });
   const locks = new DeviceLockService(lockRedis, { prefix: names.lockPrefix });
   const supervisor = new JobSupervisor(outbox, logger, {
     nodeId,
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       });
   };
 
-  const sub = connectRedis(config.REDIS_URL, { blocking: true });
+  const sub = connectRedis(config.REDIS_URL, { blocking: true, log: logger });
   sub.on('message', (channel: string, raw: string) => {
     if (channel === names.nodeChannel(nodeId)) return poll();
     try {

@@ -160,12 +160,26 @@ export const quotaSchema = z
   })
   .openapi('Quota');
 
+/**
+ * A quota value in a body: what is not a number of its kind (null, a string, a fraction where a
+ * whole number goes) or out of range says what the field takes, as the weight does, instead of
+ * zod's "expected number, received null".
+ */
+const quotaCount = () => {
+  const takes = 'must be a whole number from 0 to 1000000';
+  return z.number({ error: takes }).int(takes).min(0, takes).max(1_000_000, takes);
+};
+const quotaHours = () => {
+  const takes = 'must be a number from 0 to 1000000000';
+  return z.number({ error: takes }).min(0, takes).max(1e9, takes);
+};
+
 export const quotaUpdateSchema = z
   .strictObject({
-    maxActiveJobs: z.number().int().min(0).max(1_000_000).optional(),
-    maxConcurrentDevices: z.number().int().min(0).max(1_000_000).optional(),
-    maxDevicesPerJob: z.number().int().min(0).max(1_000_000).optional(),
-    deviceHoursPerMonth: z.number().min(0).max(1e9).optional(),
+    maxActiveJobs: quotaCount().optional(),
+    maxConcurrentDevices: quotaCount().optional(),
+    maxDevicesPerJob: quotaCount().optional(),
+    deviceHoursPerMonth: quotaHours().optional(),
   })
   .openapi('QuotaUpdate');
 

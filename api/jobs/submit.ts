@@ -18,6 +18,7 @@ import { parseOrThrow } from '../http/validate.js';
 import { notJsonBody } from '../http/json-body.js';
 import { admitJob, noSuchCheckpoint, replayOf } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
+import { bestEffortNotice } from './best-effort.js';
 import { serializeJob, type JobRecord } from './serialize.js';
 import { sendJson } from '../http/send-json.js';
 import type { ApiDeps } from '../deps.js';
@@ -45,15 +46,9 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
     if (deps.config.TIMESHARE_FAULT === 'crash_after_commit') process.kill(process.pid, 'SIGKILL');
     deps.metrics.jobsSubmitted.inc(jobs.length);
     // No event notification here: nobody can be watching a job whose id this response carries.
-    try {
-      await deps.wake.wake();
-    } catch (err) {
-      // Committed: the jobs are queued rows, and the next round finds them without the wake-up.
-      deps.logger.warn(
-        { err, jobIds: jobs.map((j) => j.id) },
-        'scheduler wake-up failed; the next round finds the jobs',
-      );
-    }
+    // Committed: the jobs are queued rows, and the next round finds them without the wake-up, so it
+    // is skipped while Redis is not ready and never waited for beyond a short bound (best-effort.ts).
+    await bestEffortNotice(deps.redis, deps.logger, 'scheduler wake-up', () => deps.wake.wake());
   }
 
   const batcher = new AdmissionBatcher(pool, {

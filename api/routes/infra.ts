@@ -26,6 +26,7 @@ import { parseOrThrow } from '../http/validate.js';
 import { nodeMessage, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
 import { nodeView } from '../nodes/view.js';
+import { bestEffortNotice } from '../jobs/best-effort.js';
 
 export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -241,7 +242,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       `node ${node.name} restarted`,
     );
     // New devices: the next round places what waits for them now, not at its next tick.
-    await deps.wake.wake();
+    await bestEffortNotice(deps.redis, req.log, 'scheduler wake-up', () => deps.wake.wake());
     req.log.info({ node }, 'node registered');
     res.json(node);
   });

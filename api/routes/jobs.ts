@@ -19,6 +19,7 @@ import { priorityLevels, type PriorityName } from '../../common/job-status.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { serializeJob } from '../jobs/serialize.js';
 import { requireOwnJob } from '../jobs/own-job.js';
+import { bestEffortNotice } from '../jobs/best-effort.js';
 import { listJobs } from '../jobs/list-jobs.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -30,17 +31,22 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   const { pool } = deps.db;
   /**
    * After a committed change to a job: wake the scheduler and the job's event streams (and `also`).
-   * The row is the truth: if this fails, a round within the second finds the change anyway.
+   * The row is the truth: if this fails, a round within the second finds the change anyway, so it
+   * is skipped while Redis is not ready and never waited for beyond a short bound (best-effort.ts).
    */
   const announce = (
     req: Request,
     jobId: string,
     eventId: string,
     what: string,
-    also: Promise<unknown>[] = [],
+    also: (() => Promise<unknown>)[] = [],
   ) =>
-    Promise.all([deps.wake.wake(), notifyEvents(deps.redis, deps.names, jobId, [eventId]), ...also]).catch(
-      (err) => req.log.warn({ err, jobId }, `${what} fan-out failed; the row is changed`),
+    bestEffortNotice(deps.redis, req.log, `${what} fan-out`, () =>
+      Promise.all([
+        deps.wake.wake(),
+        notifyEvents(deps.redis, deps.names, jobId, [eventId]),
+        ...also.map((send) => send()),
+      ]),
     );
 
   /** A job of the calling tenant, or 404 (another tenant's job does not exist for this caller). */
@@ -181,7 +187,8 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
     if (result.eventId) {
       const { job } = result;
       await announce(req, job.id, result.eventId, 'cancel', [
-        sendControl(deps.redis, deps.names, { jobId: job.id, queueSeq: job.queueSeq, action: 'cancel' }),
+        () =>
+          sendControl(deps.redis, deps.names, { jobId: job.id, queueSeq: job.queueSeq, action: 'cancel' }),
       ]);
     }
     res.json(serializeJob(result.job));

@@ -119,7 +119,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     operationId: 'reportNodeJob',
     description:
       'Metrics (one row per job, name and step), stage profiles, device-seconds and job events of decisions the node took inside the placement ' +
-      '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node in the run `queueSeq` names.',
+      '(`job.rebalanced`, which also records the new stage map in the placement, and `job.rebalance_measured`); applied only while the job is placed on this node in the run `queueSeq` names, ' +
+      'or, late, while the job waits in the queue after that run was requeued `node_lost` from this node and before its next run is placed ' +
+      '(then its metrics, profiles and device-seconds are recorded, its job events are not).',
     summary: 'Metrics per step, stage profiles and device-seconds of a running job',
     tags: ['nodes'],
     request: {

@@ -2,9 +2,9 @@
  * What a running job reports through its node: metrics, stage profiles, device usage, checkpoints.
  * Every write is guarded by the job still being on the reporting node in the reporting run: a
  * checkpoint record by its own statement, the rest by the job row `applyJobReport` (job-report.ts)
- * locks for the report's transaction. One exception: a checkpoint record of the run just before
- * the job's current one, requeued `node_lost` from this node, while the job waits for its next run
- * (LATE_RUN_GUARD below).
+ * locks for the report's transaction. One exception: a checkpoint record, or a report's metrics,
+ * profiles and device-seconds, of the run just before the job's current one, requeued `node_lost`
+ * from this node, while the job waits for its next run (LATE_RUN_GUARD below).
  */
 import type pg from 'pg';
 import type {
@@ -81,6 +81,12 @@ export async function insertProfiles(
 export interface ReportMark {
   reportSeq: number;
   step: number | null;
+  /**
+   * A late report of the run just before the job's current one (LATE_RUN_GUARD, the job queued):
+   * that run. The report is numbered in it, and its device-seconds are bounded by the wall time from
+   * that run's placement to its requeue (`queued_at`), not to now: the job has held nothing since.
+   */
+  lateRun?: number;
 }
 
 /**
@@ -108,11 +114,12 @@ export async function recordUsage(
   const r = await tx.query(
     `WITH j AS (
        SELECT id, tenant_id, coalesce(placed_at, started_at) AS since, placement_device_seconds AS charged,
-              coalesce(jsonb_array_length(placement->'devices'), devices) AS held
+              coalesce(jsonb_array_length(placement->'devices'), devices) AS held,
+              CASE WHEN $9::int IS NULL THEN now() ELSE LEAST(now(), queued_at) END AS until
          FROM jobs WHERE id = $1
      ), b0 AS (
        SELECT j.id, j.tenant_id, CASE WHEN j.since IS NULL THEN 0 ELSE GREATEST(0, LEAST($2::float8,
-                extract(epoch FROM now() - j.since) * j.held - j.charged)) END AS s
+                extract(epoch FROM j.until - j.since) * j.held - j.charged)) END AS s
          FROM j
      ), parts AS (
        SELECT id, tenant_id, s, k * $3::float8 AS run, k * $4::float8 AS sw, k * $5::float8 AS idle
@@ -123,7 +130,7 @@ export async function recordUsage(
          running_device_seconds = jobs.running_device_seconds + p.run,
          switching_device_seconds = jobs.switching_device_seconds + p.sw,
          idle_device_seconds = jobs.idle_device_seconds + p.idle,
-         reported_run = CASE WHEN $6::bool THEN jobs.queue_seq ELSE jobs.reported_run END,
+         reported_run = CASE WHEN $6::bool THEN coalesce($9::int, jobs.queue_seq) ELSE jobs.reported_run END,
          reported_seq = CASE WHEN $6::bool THEN $7::int ELSE jobs.reported_seq END,
          progress_step = CASE WHEN $8::int IS NULL THEN jobs.progress_step ELSE GREATEST(coalesce(jobs.progress_step, 0), $8) END,
          progress_at = CASE WHEN $8::int > coalesce(jobs.progress_step, -1) THEN now() ELSE jobs.progress_at END,
@@ -150,6 +157,7 @@ export async function recordUsage(
       mark !== undefined,
       mark?.reportSeq ?? null,
       mark?.step ?? null,
+      mark?.lateRun ?? null,
     ],
   );
   return Number(r.rows[0]?.device_seconds ?? 0);
@@ -227,7 +235,8 @@ export async function recordCheckpoint(
  * The guard of a late report (`$run`: the run it names) of the run just before the job's current
  * one: that run was requeued `node_lost` from this node (the liveness sweep, or the node's daemon
  * registering again), and the job waits in the queue for its next run, not placed yet. Nothing has
- * run since, so what that run did still stands: a checkpoint it made durable, its success.
+ * run since, so what that run did still stands: a checkpoint it made durable, the metrics and
+ * device-seconds it reported (job-report.ts), its success.
  * `queue_seq = $run + 1` says exactly one requeue happened since (each one bumps it), the event
  * that it was this node's run ending `node_lost`. Once the next run is placed its history diverges
  * from the late run's (it resumes from an older step and overwrites the steps after it), and late

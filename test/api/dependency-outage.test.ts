@@ -8,8 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
 import request from 'supertest';
-import { createLogger } from '../../common/logger.js';
 import { defaultPolicy } from '../../scheduler/core/policy.js';
 import { startApi } from '../../api/server.js';
 import { startHarness, type Harness } from '../helpers/api-harness.js';
@@ -23,6 +24,8 @@ let redis: OutageProxy;
 let http: ReturnType<typeof request>;
 let token: string;
 let jobId: string;
+/** What the API behind the proxies logged (info and up), one JSON line each. */
+const logs: { msg: string; level: number }[] = [];
 
 const tenant = (r: request.Test) => r.set('Authorization', `Bearer ${token}`);
 
@@ -40,7 +43,11 @@ before(async () => {
   // The same API again, its database behind a proxy too (the harness made the database).
   pg = await startOutageProxy(h.db.url);
   await h.api.stop();
-  h.api = await startApi({ ...h.config, DATABASE_URL: pg.url }, createLogger('api', h.config.LOG_LEVEL));
+  const logger = pino(
+    { level: 'info', base: { proc: 'api' } },
+    { write: (line: string) => logs.push(JSON.parse(line)) },
+  );
+  h.api = await startApi({ ...h.config, DATABASE_URL: pg.url }, logger);
   http = request(h.api.url);
   const created = await h.admin(http.post('/v1/tenants')).send({ name: 'outage' }).expect(201);
   token = (await http.post('/v1/auth/token').send({ apiKey: created.body.apiKey }).expect(200)).body.token;
@@ -86,6 +93,63 @@ test('the job list answers without queue positions while Redis is down', async (
   await until('the API to reconnect to Redis', () => h.api.deps.redis.status === 'ready');
   const back = await tenant(http.get('/v1/jobs')).expect(200);
   assert.equal(typeof back.body.data[0].queuePosition, 'number');
+});
+
+/** A request's answer and how long it took, in ms. */
+async function timed(r: request.Test): Promise<[request.Response, number]> {
+  const t0 = performance.now();
+  const res = await r;
+  return [res, performance.now() - t0];
+}
+
+test("submissions, cancels and priority changes are not held by Redis's reconnection attempts", async () => {
+  const job = { name: 'during', workflow: { task: { name: 'addition' } } };
+  const normal: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const [res, ms] = await timed(tenant(http.post('/v1/jobs')).send(job));
+    assert.equal(res.status, 201);
+    normal.push(ms);
+  }
+  const fired = logs.length;
+
+  redis.down();
+  await until('the API to see Redis gone', () => h.api.deps.redis.status !== 'ready');
+  const down: number[] = [];
+  const ids: string[] = [];
+  // Long enough for ioredis's reconnection delays to grow (50 ms more each attempt): before, each
+  // submission waited out three of them, 0.3 s at first and seconds soon after.
+  for (let i = 0; i < 12; i++) {
+    const [res, ms] = await timed(tenant(http.post('/v1/jobs')).send(job));
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    ids.push(res.body.id);
+    down.push(ms);
+  }
+  // With an Idempotency-Key (the single-statement path), a priority change and a cancel.
+  const [keyed, keyedMs] = await timed(
+    tenant(http.post('/v1/jobs')).set('Idempotency-Key', 'outage-1').send(job),
+  );
+  assert.equal(keyed.status, 201);
+  const [patched, patchMs] = await timed(tenant(http.patch(`/v1/jobs/${ids[0]}`)).send({ priority: 'high' }));
+  assert.equal(patched.status, 200);
+  assert.equal(patched.body.priority, 'high');
+  const [cancelled, cancelMs] = await timed(tenant(http.post(`/v1/jobs/${ids[1]}/cancel`)));
+  assert.equal(cancelled.status, 200);
+  assert.equal(cancelled.body.status, 'cancelled');
+  const slowest = Math.max(...down, keyedMs, patchMs, cancelMs);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(
+    `submit ms with Redis up: median ${median(normal).toFixed(1)}; down: median ${median(down).toFixed(1)}, ` +
+      `max ${Math.max(...down).toFixed(1)}; keyed ${keyedMs.toFixed(1)}, patch ${patchMs.toFixed(1)}, ` +
+      `cancel ${cancelMs.toFixed(1)}`,
+  );
+  assert.ok(slowest < 250, `slowest answer ${slowest.toFixed(0)} ms while Redis is down`);
+  const skipped = logs.slice(fired).filter((l) => /Redis notices skipped/.test(l.msg));
+  assert.equal(skipped.length, 1, 'logged once an outage');
+
+  redis.up();
+  await until('the API to reconnect to Redis', () => h.api.deps.redis.status === 'ready');
+  await tenant(http.post('/v1/jobs')).send(job).expect(201);
+  assert.ok(logs.slice(fired).some((l) => /Redis notices are sent again/.test(l.msg)));
 });
 
 /** The job list (pool statements written by hand) and the tenant list (Prisma). */

@@ -16,6 +16,7 @@ import { checkpointDirKey } from '../../common/storage/index.js';
 import { sweepLostNodes } from '../../scheduler/liveness.js';
 import { ControlPlaneClock } from '../../scheduler/liveness-clock.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
+import { apiPresentFor } from '../helpers/api-presence.js';
 import { placeOnNode, registerTestNode, type TestNode } from '../helpers/test-node.js';
 
 let h: Harness;
@@ -97,8 +98,9 @@ test('the sweep after a database outage counts no node silent for the outage', a
       .send({ devices: [] })
       .expect(204);
   const clock = new ControlPlaneClock();
-  // A scheduler that has been sweeping for a minute.
+  // A scheduler that has been sweeping for a minute, and an API up as long.
   clock.reached(new Date(Date.now() - 60_000));
+  await apiPresentFor(pool(), 60_000);
   const deps = { ...h.api.deps, pool: pool(), timeoutMs, clock };
   // The database went away: no heartbeat was taken, and the sweep's own statements fail.
   const down = {
@@ -235,4 +237,68 @@ test("once the job's next run is placed, late reports of the run before are igno
     false,
   );
   assert.equal((await job(jobId)).status, 'queued');
+});
+
+test('late metrics of a run requeued node_lost are stored, and its device-seconds charged, until its next run is placed', async () => {
+  const { jobId, run } = await lostRun('late-metrics');
+  // The lost run was placed an hour before its requeue: its device time is bounded by that.
+  await pool().query(`UPDATE jobs SET placed_at = queued_at - interval '1 hour' WHERE id = $1`, [jobId]);
+  const usage = async () =>
+    (
+      await pool().query(
+        `SELECT j.device_seconds::float8 AS job, q.period_device_seconds::float8 AS tenant,
+                (SELECT coalesce(sum(device_seconds), 0)::float8 FROM usage_ledger WHERE job_id = j.id) AS ledger
+           FROM jobs j JOIN quotas q ON q.tenant_id = j.tenant_id WHERE j.id = $1`,
+        [jobId],
+      )
+    ).rows[0] as { job: number; tenant: number; ledger: number };
+  const metrics = async () =>
+    (
+      (await acme.as(h.http.get(`/v1/jobs/${jobId}/metrics`)).expect(200)).body.data as {
+        step: number;
+        name: string;
+        value: number;
+      }[]
+    ).map((p) => [p.step, p.value]);
+  const before = await usage();
+  // The outbox delivers what the outage held back: steps 401–600 (its checkpoint of step 600 too).
+  const points = (from: number, to: number) =>
+    Array.from({ length: (to - from) / 50 + 1 }, (_, i) => ({ step: from + 50 * i, name: 'loss', value: 1 }));
+  const report = (reportSeq: number, from: number, to: number) => ({
+    queueSeq: run,
+    reportSeq,
+    metrics: points(from, to),
+    deviceSeconds: 7,
+  });
+  assert.equal((await post(jobId, 'report', report(2, 450, 500))).body.applied, true);
+  await saveCheckpoint(jobId, 600);
+  assert.equal((await post(jobId, 'checkpoints', record(run, 3, 600))).body.applied, true);
+  assert.equal((await post(jobId, 'report', report(4, 550, 600))).body.applied, true);
+  assert.deepEqual(await metrics(), [
+    [450, 1],
+    [500, 1],
+    [550, 1],
+    [600, 1],
+  ]);
+  const after = await usage();
+  assert.deepEqual(
+    [after.job - before.job, after.tenant - before.tenant, after.ledger - before.ledger],
+    [14, 14, 14],
+    'the late run used those device-seconds',
+  );
+  // A resend (its answer lost) is applied once.
+  assert.equal((await post(jobId, 'report', report(4, 550, 600))).body.applied, true);
+  assert.equal((await usage()).job, after.job);
+  assert.equal(await resumesFrom(jobId), 600);
+
+  // Its next run is placed: what the late run still sends is ignored.
+  const next = await place(jobId);
+  const stale = { ...report(5, 650, 650), metrics: [{ step: 650, name: 'loss', value: 9 }] };
+  assert.equal((await post(jobId, 'report', stale)).body.applied, false);
+  assert.equal((await metrics()).length, 4);
+  assert.equal((await usage()).job, after.job);
+  await post(jobId, 'finish', { queueSeq: next, outcome: 'preempted' });
+  // Nor a run older than the one before.
+  assert.equal((await post(jobId, 'report', { ...stale, reportSeq: 6 })).body.applied, false);
+  assert.equal((await metrics()).length, 4);
 });

@@ -20,6 +20,7 @@ import { startHarness, type Harness } from '../helpers/api-harness.js';
 import { freePort } from '../helpers/processes.js';
 import { placeOnNode } from '../helpers/test-node.js';
 import { sweepLostNodes } from '../../scheduler/liveness.js';
+import { apiPresentFor } from '../helpers/api-presence.js';
 
 let h: Harness;
 let client: ControlPlaneClient;
@@ -131,6 +132,7 @@ test('a daemon registering a node an admin released waits until its old runs are
     `UPDATE nodes SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`,
     [released],
   );
+  await apiPresentFor(h.api.deps.db.pool, 60_000);
   assert.equal(await sweepLostNodes({ ...h.api.deps, pool: h.api.deps.db.pool, timeoutMs: 15_000 }), 1);
   assert.equal(await registering, released);
   assert.equal((await t.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body.status, 'queued');

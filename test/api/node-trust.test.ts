@@ -12,6 +12,7 @@ import type request from 'supertest';
 import { checkpointModelKey } from '../../common/storage/index.js';
 import { startHarness, type Harness, type TestTenant } from '../helpers/api-harness.js';
 import { sweepLostNodes } from '../../scheduler/liveness.js';
+import { apiPresentFor } from '../helpers/api-presence.js';
 
 type As = (r: request.Test) => request.Test;
 
@@ -211,6 +212,7 @@ describe('node identity', () => {
     // The owner's daemon may still be running the job: it stays the node's, and no key registers
     // the node, until the node has been silent for the node timeout (its job process stops itself
     // by then). Requeued at once, it ran beside its requeued self for seconds (a QA pass saw 7.5 s).
+    await apiPresentFor(h.api.deps.db.pool, 120_000);
     const sweep = () => sweepLostNodes({ ...h.api.deps, pool: h.api.deps.db.pool, timeoutMs: 60_000 });
     assert.equal(await sweep(), 0, 'fenced: heartbeats stopped less than the timeout ago');
     assert.equal((await acme.as(h.http.get(`/v1/jobs/${held}`))).body.status, 'running');

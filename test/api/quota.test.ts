@@ -75,3 +75,27 @@ test('quota can be read and partially updated by the admin', async () => {
     .expect(200);
   assert.deepEqual(after.body, { ...before.body, maxActiveJobs: 3 });
 });
+
+test('a quota value that is no number of its kind says what the field takes (400 invalid_request)', async () => {
+  const t = await h.createTenant('plain-words');
+  const before = await h.admin(h.http.get(`/v1/tenants/${t.id}/quota`)).expect(200);
+  const cases: [Record<string, unknown>, string][] = [
+    [{ maxActiveJobs: null }, 'maxActiveJobs: must be a whole number from 0 to 1000000'],
+    [{ maxActiveJobs: '5' }, 'maxActiveJobs: must be a whole number from 0 to 1000000'],
+    [{ maxConcurrentDevices: 2.5 }, 'maxConcurrentDevices: must be a whole number from 0 to 1000000'],
+    [{ maxDevicesPerJob: -1 }, 'maxDevicesPerJob: must be a whole number from 0 to 1000000'],
+    [{ maxDevicesPerJob: 1_000_001 }, 'maxDevicesPerJob: must be a whole number from 0 to 1000000'],
+    [{ deviceHoursPerMonth: 'lots' }, 'deviceHoursPerMonth: must be a number from 0 to 1000000000'],
+    [{ deviceHoursPerMonth: null }, 'deviceHoursPerMonth: must be a number from 0 to 1000000000'],
+  ];
+  for (const [body, message] of cases) {
+    const res = await h
+      .admin(h.http.put(`/v1/tenants/${t.id}/quota`))
+      .send(body)
+      .expect(400);
+    assert.equal(res.body.error.code, 'invalid_request', JSON.stringify(body));
+    assert.equal(res.body.error.message, message, JSON.stringify(body));
+    assert.equal(res.body.error.param, Object.keys(body)[0]);
+  }
+  assert.deepEqual((await h.admin(h.http.get(`/v1/tenants/${t.id}/quota`)).expect(200)).body, before.body);
+});

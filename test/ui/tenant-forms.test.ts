@@ -1,6 +1,7 @@
 /**
  * The tenant page's forms in a real browser against a real API: a quota field given something that
- * is not a whole number says so under that field and sends nothing; a weight outside the API's
+ * is not a whole number in its bounds (a fraction such as 2.5 too, which the field once turned into
+ * 25) says so under that field and sends nothing; a weight outside the API's
  * bounds is refused under the weight field with the range.
  */
 import { after, before, test } from 'node:test';
@@ -42,7 +43,8 @@ test('quota: not a whole number is said under its field, nothing sent; weight: t
   await field.waitFor();
   sent.length = 0;
 
-  for (const typed of ['abc', '']) {
+  // '2.5' and '0.5' once became 25 and 5 (the field dropped the point) and were sent.
+  for (const typed of ['abc', '', '2.5', '0.5', '-1', '1000001']) {
     await field.fill(typed);
     await form.getByRole('button', { name: 'Save quota' }).click();
     await waitFor(
@@ -54,6 +56,8 @@ test('quota: not a whole number is said under its field, nothing sent; weight: t
     assert.match(said, /Enter a whole number from 0 to 1,000,000/, typed);
     assert.doesNotMatch(said, /expected number|received|NaN|null/, typed);
     assert.deepEqual(sent, [], `nothing was sent for "${typed}"`);
+    // Letters are dropped as they are typed; a number is kept as typed, its point too.
+    assert.equal(await field.inputValue(), typed === 'abc' ? '' : typed, 'the field keeps the number typed');
   }
   // The device-hours field takes fractions, and says so.
   const hours = form.getByLabel('Device-hours a month');

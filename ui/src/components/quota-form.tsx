@@ -2,8 +2,9 @@
  * A tenant's quota, edited (PUT /v1/tenants/{id}/quota: only the fields changed are sent, the
  * others keep their value). A value the API refuses is said under its field, and the form keeps
  * what was typed; a saved one shows what the API stored. A field left empty, or holding what is not
- * a number (the input drops letters as they are typed: "abc" leaves it empty), is said under the
- * field before anything is sent: the API would answer "expected number, received null".
+ * a number (the input drops letters as they are typed: "abc" leaves it empty), a fraction in a
+ * whole-number field ("2.5": the input keeps the point, never making it 25) or a number out of the
+ * field's bounds is said under the field before anything is sent.
  */
 import { useState, type FormEvent } from 'react';
 import { Button, Group, NumberInput, SimpleGrid, Stack, Text } from '@mantine/core';
@@ -25,10 +26,13 @@ const KEYS = FIELDS.map((f) => f.key);
 type Values = Record<keyof Quota, string | number>;
 type FieldErrors = Partial<Record<keyof Quota, string>>;
 
-/** What a field holds that is no number of its kind, said as what it takes; undefined when fine. */
+/**
+ * What a field holds that is no number of its kind or is out of its bounds, said as what it takes;
+ * undefined when fine.
+ */
 function notANumber(f: (typeof FIELDS)[number], v: string | number): string | undefined {
   const n = typeof v === 'number' ? v : v.trim() === '' ? NaN : Number(v);
-  if (Number.isFinite(n) && (!f.integer || Number.isInteger(n))) return undefined;
+  if (Number.isFinite(n) && (!f.integer || Number.isInteger(n)) && n >= 0 && n <= f.max) return undefined;
   return `Enter a ${f.integer ? 'whole number' : 'number'} from 0 to ${f.max.toLocaleString('en-US')}`;
 }
 
@@ -78,7 +82,9 @@ export function QuotaForm({ tenantId, quota }: { tenantId: string; quota: Quota 
                 setInvalid((old) => ({ ...old, [f.key]: undefined }));
                 setValues((old) => ({ ...old, [f.key]: v }));
               }}
-              allowDecimal={!f.integer}
+              // Every field takes what is typed as typed: a whole-number field that dropped the point
+              // turned "2.5" into 25 and sent it. What is not its kind is refused by notANumber.
+              allowDecimal
               error={invalid[f.key] ?? fieldError(save.error, f.key)}
             />
           ))}
