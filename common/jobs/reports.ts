@@ -215,12 +215,7 @@ export async function recordCheckpoint(
   const row = r.rows[0];
   // `keepCheckpoints` of the job, for retiring older checkpoints (checkpoint-retention.ts); a resend
   // (below) brings none, the first delivery retired them.
-  if (row)
-    return {
-      id: row.id as string,
-      eventIds: ((row.event_ids as string[] | null) ?? []).map(String),
-      keepCheckpoints: (row.keep as number | null) ?? null,
-    };
+  if (row) return recorded(row);
   const seen = await pool.query(
     `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
       WHERE j.id = $1 AND j.node_id = $2 AND j.queue_seq = $4 AND j.reported_run = j.queue_seq
@@ -294,12 +289,7 @@ async function recordLateCheckpoint(
     [jobId, nodeId, c.step, c.sizeBytes, c.sha256, key, JSON.stringify(c.meta), c.queueSeq, c.reportSeq],
   );
   const row = r.rows[0];
-  if (row)
-    return {
-      id: row.id as string,
-      eventIds: ((row.event_ids as string[] | null) ?? []).map(String),
-      keepCheckpoints: (row.keep as number | null) ?? null,
-    };
+  if (row) return recorded(row);
   // A resend of a late record already taken (its answer was lost).
   const seen = await pool.query(
     `SELECT c.id FROM jobs j JOIN checkpoints c ON c.job_id = j.id AND c.step = $3
@@ -334,4 +324,13 @@ export async function resumePoint(
   ]);
   const o = other.rows[0];
   return o ? { checkpointId: o.id, step: 0, storageKey: o.storage_key, fromOwnRun: false } : null;
+}
+
+/** What a checkpoint record's insert returned, as its callers take it. */
+function recorded(row: Record<string, unknown>) {
+  return {
+    id: row.id as string,
+    eventIds: ((row.event_ids as string[] | null) ?? []).map(String),
+    keepCheckpoints: (row.keep as number | null) ?? null,
+  };
 }

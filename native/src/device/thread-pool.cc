@@ -26,10 +26,11 @@ void ThreadPool::set_test_delays(int join_us, int claim_us) {
 }
 
 void ThreadPool::drain(const std::function<void(int64_t, int)>& fn, int64_t tasks, int id) {
+  // Read once per job, not per task: the claim loop is the pool's hot path.
+  const int claim_us = id != 0 ? test_claim_us_.load(std::memory_order_relaxed) : 0;
   for (;;) {
     const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
-    if (id != 0 && test_claim_us_.load(std::memory_order_relaxed))
-      std::this_thread::sleep_for(std::chrono::microseconds(test_claim_us_.load(std::memory_order_relaxed)));
+    if (claim_us) std::this_thread::sleep_for(std::chrono::microseconds(claim_us));
     if (t >= tasks) break;
     fn(t, id);
   }
