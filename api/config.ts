@@ -9,7 +9,7 @@ import {
   parseConfig,
   storageConfigShape,
 } from '../common/config.js';
-import { nonBlank, numberIn, port, required } from '../common/config-values.js';
+import { millis, nonBlank, numberIn, port, required } from '../common/config-values.js';
 
 /** Requests per second a limit may name: far past what one process serves, short of nonsense. */
 const rate = () => numberIn({ min: 0, max: 1_000_000, fraction: true });
@@ -54,6 +54,8 @@ export const apiConfigSchema = baseConfigSchema
     TIMESHARE_API_WORKERS: numberIn({ min: 1, max: 64 }).default(1),
     /** Lets webhook endpoints on private or loopback addresses through (tests, private networks). */
     TIMESHARE_WEBHOOK_ALLOW_PRIVATE: allowPrivateWebhooksSchema,
+    /** How long a webhook registration waits for its URL's host to resolve (503 `dns_timeout` after). */
+    TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS: millis(100, 60_000).default(5_000),
     /** The built dashboard served at /ui; unset: ui/dist of this checkout (api/http/dashboard.ts). */
     TIMESHARE_UI_DIR: nonBlank().optional(),
   });

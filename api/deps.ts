@@ -9,6 +9,7 @@ import type { SchedulerWake } from '../common/jobs/scheduler-wake.js';
 import type { CheckpointStore } from '../common/storage/index.js';
 import type { DeviceLockService } from '../common/device-lock/index.js';
 import type { CheckpointSweeper } from './jobs/checkpoint-sweeper.js';
+import type { Resolve } from '../webhooks/url-policy.js';
 
 /** Everything the HTTP layer needs, built once by main.ts (or by a test). */
 export interface ApiDeps {
@@ -26,4 +27,6 @@ export interface ApiDeps {
   logger: Logger;
   /** Read side of the device locks: the grant/release timeline. */
   locks: DeviceLockService;
+  /** How webhook registrations resolve a URL's host to vet it; unset: the system resolver (tests answer their own). */
+  resolveHost?: Resolve;
 }

@@ -40,7 +40,7 @@ export async function startApi(
   const db = connectDatabase(config.DATABASE_URL, config.TIMESHARE_DB_POOL_SIZE, logger);
   const redis = connectRedis(config.REDIS_URL, { log: logger });
   const names = redisNames(config.TIMESHARE_REDIS_PREFIX);
-  const wake = new SchedulerWake(redis, names);
+  const wake = new SchedulerWake(redis, names, logger);
   const events = await EventHub.start(
     connectRedis(config.REDIS_URL, { blocking: true, log: logger, name: 'events' }),
     names.eventsChannel,

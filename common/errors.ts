@@ -77,6 +77,13 @@ export const errorCatalogue = {
     type: 'api_error',
     description: 'A dependency (PostgreSQL, Redis) is unavailable; retry later.',
   },
+  dns_timeout: {
+    status: 503,
+    type: 'api_error',
+    description:
+      "The host of a URL in the request (a webhook's `url`) did not resolve in time, so where it points could not " +
+      'be checked; `param` names the field. Retry later; a host whose DNS never answers is never accepted.',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

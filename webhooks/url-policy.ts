@@ -11,7 +11,9 @@
  * socket exactly the addresses it vetted: nothing else is ever connected to (webhooks/post.ts).
  *
  * Name resolution goes through a `Resolve` function (the system resolver by default), so that tests
- * can give answers that change between calls without touching DNS.
+ * can give answers that change between calls without touching DNS. It is bounded in time: a resolver
+ * that never answers (a tenant's DNS server dropping queries, a broken local resolver) held a
+ * registration's request, and its connection, forever.
  */
 import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
@@ -20,10 +22,44 @@ import ipaddr from 'ipaddr.js';
 
 export class UrlRefused extends Error {}
 
+/**
+ * The host's name did not resolve in time: the URL is not refused (what it resolves to is unknown),
+ * it could not be checked now. Apart from UrlRefused, so that a registration answers "retry" (503)
+ * rather than "this URL is wrong" (400).
+ */
+export class ResolveTimedOut extends Error {
+  constructor(
+    readonly host: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${host} did not resolve within ${timeoutMs} ms`);
+    this.name = 'ResolveTimedOut';
+  }
+}
+
+/** How long a lookup may take when the caller sets none (the API's: TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS). */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+
 /** A host's addresses, as `dns.lookup(host, { all: true })` gives them. */
 export type Resolve = (host: string) => Promise<LookupAddress[]>;
 
 export const systemResolve: Resolve = (host) => lookup(host, { all: true });
+
+/**
+ * `resolve(host)`, or ResolveTimedOut after `timeoutMs`. The lookup itself cannot be cancelled (the
+ * system resolver's getaddrinfo runs to its own end in libuv's thread pool); only the wait for it is.
+ */
+async function resolveWithin(resolve: Resolve, host: string, timeoutMs: number): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ResolveTimedOut(host, timeoutMs)), timeoutMs);
+  });
+  try {
+    return await Promise.race([resolve(host), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export function isPublicAddress(address: string): boolean {
   let ip = ipaddr.parse(address);
@@ -35,20 +71,23 @@ export function isPublicAddress(address: string): boolean {
 /**
  * The addresses of `host` that may be connected to: all of them when private ones are allowed,
  * else all of them if every one is public (one private answer refuses the host: a client may pick
- * any of them). Refuses with UrlRefused a host that does not resolve or resolves to a private one.
+ * any of them). Refuses with UrlRefused a host that does not resolve or resolves to a private one;
+ * throws ResolveTimedOut when the resolver gives no answer within `timeoutMs`.
  */
 export async function vetAddresses(
   host: string,
   allowPrivate: boolean,
   resolve: Resolve = systemResolve,
+  timeoutMs = RESOLVE_TIMEOUT_MS,
 ): Promise<LookupAddress[]> {
   let addresses: LookupAddress[];
   if (ipaddr.isValid(host))
     addresses = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }];
   else {
     try {
-      addresses = await resolve(host);
+      addresses = await resolveWithin(resolve, host, timeoutMs);
     } catch (err) {
+      if (err instanceof ResolveTimedOut) throw err;
       const code = (err as NodeJS.ErrnoException | null)?.code;
       throw new UrlRefused(`${host} does not resolve${code ? ` (${code})` : ''}`);
     }
@@ -64,6 +103,7 @@ export async function checkWebhookUrl(
   raw: string,
   allowPrivate: boolean,
   resolve: Resolve = systemResolve,
+  timeoutMs = RESOLVE_TIMEOUT_MS,
 ): Promise<URL> {
   let url: URL;
   try {
@@ -76,7 +116,7 @@ export async function checkWebhookUrl(
   // With private addresses allowed nothing needs resolving: a name that does not resolve yet (a
   // service not started) is registered, and its deliveries fail and are retried until it does.
   if (allowPrivate) return url;
-  await vetAddresses(url.hostname.replace(/^\[|\]$/g, ''), allowPrivate, resolve);
+  await vetAddresses(url.hostname.replace(/^\[|\]$/g, ''), allowPrivate, resolve, timeoutMs);
   return url;
 }
 

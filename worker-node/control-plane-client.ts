@@ -6,7 +6,11 @@ import type {
   JobStart,
   RegisterNode,
 } from '../common/node-protocol/index.js';
-import type { CheckpointReport } from '../common/node-protocol/index.js';
+import type {
+  CheckpointReport,
+  ReportRecordResult,
+  ReportRecordWire,
+} from '../common/node-protocol/index.js';
 import { NODE_PROTOCOL_HEADER, NODE_PROTOCOL_VERSION } from '../common/node-protocol/index.js';
 import { renewalDue } from '../sdk/src/token-renewal.js';
 
@@ -47,6 +51,15 @@ function errorCodeOf(body: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** A crashed process's stderr may hold anything; the protocol's text fields refuse NUL. */
+function sendableFinish<F extends { error?: string | null }>(finish: F): F {
+  const { error } = finish;
+  return {
+    ...finish,
+    error: error === null || error === undefined ? error : error.replaceAll('\u0000', '\ufffd'),
+  };
 }
 
 /** An assignment as the node API sends it (common/node-protocol), with the spec typed. */
@@ -202,14 +215,26 @@ export class ControlPlaneClient {
   }
 
   async jobFinished(nodeId: string, jobId: string, finish: JobFinish, protocol?: number): Promise<boolean> {
-    // A crashed process's stderr may hold anything; the protocol's text fields refuse NUL.
-    const { error } = finish;
-    const body: JobFinish = {
-      ...finish,
-      error: error === null ? null : error.replaceAll('\u0000', '\ufffd'),
-    };
+    const body = sendableFinish(finish);
     const res = await this.authed('POST', `/v1/nodes/${nodeId}/jobs/${jobId}/finish`, body, protocol);
     return res.applied === true;
+  }
+
+  /**
+   * Several records in one request (common/node-protocol/report-batch.ts): one result per record,
+   * in order. Each record names its own protocol version; the request names this daemon's.
+   */
+  async reportBatch(nodeId: string, records: ReportRecordWire[]): Promise<ReportRecordResult[]> {
+    const body = {
+      records: records.map((r) => (r.kind === 'finish' ? { ...r, body: sendableFinish(r.body) } : r)),
+    };
+    const res = await this.authed('POST', `/v1/nodes/${nodeId}/reports`, body);
+    const results = res.results as ReportRecordResult[] | undefined;
+    if (!Array.isArray(results) || results.length !== records.length)
+      throw new Error(
+        `POST /v1/nodes/${nodeId}/reports: ${results?.length} results for ${records.length} records`,
+      );
+    return results;
   }
 
   /** The daemon is shutting down: the scheduler places nothing more on this node. */

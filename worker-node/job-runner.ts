@@ -252,6 +252,11 @@ process.on('message', (msg: DaemonToRunner) => {
     );
     return;
   }
+  if (msg.t === 'withdraw') {
+    if (loopRef.loop) loopRef.loop.withdrawPreempt();
+    else if (early.includes('preempt')) early.splice(early.indexOf('preempt'), 1);
+    return;
+  }
   if (loopRef.loop) loopRef.loop.requestStop(msg.t);
   else early.push(msg.t);
 });

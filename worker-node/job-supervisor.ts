@@ -66,7 +66,11 @@ export class JobSupervisor {
   private readonly jobs = new Map<string, Running>();
   /** device index → job → bytes the job holds on it now. */
   private readonly occupied = new Map<number, Map<string, number>>();
-  /** Jobs already told about their preemption notice. */
+  /**
+   * Jobs told about the preemption notice their assignment carried. Only the assignment's: an
+   * admin's preemption comes by Redis alone, with no notice on the row, and an assignment without
+   * one must not read as its withdrawal.
+   */
   private readonly noticed = new Set<string>();
   /**
    * job → the run (`queueSeq`) that ended here last, kept until the assignment disappears or
@@ -157,6 +161,17 @@ export class JobSupervisor {
         this.control(a.jobId, 'preempt', a.queueSeq)
       )
         this.noticed.add(a.jobId);
+      // An assignment read after one that carried the notice (polls never overlap), for the same
+      // run, without it: the scheduler withdrew it (scheduler/core/withdraw.ts).
+      else if (
+        a.preemptRequestedAt === null &&
+        this.noticed.has(a.jobId) &&
+        this.jobs.get(a.jobId)?.queueSeq === a.queueSeq
+      ) {
+        this.noticed.delete(a.jobId);
+        if (this.withdraw(a.jobId, a.queueSeq))
+          this.logger.info({ jobId: a.jobId, queueSeq: a.queueSeq }, 'preemption notice withdrawn');
+      }
     }
     for (const [jobId, r] of this.jobs) {
       if (assigned.get(jobId) !== r.queueSeq && !r.ended && this.control(jobId, 'cancel', r.queueSeq))
@@ -361,6 +376,14 @@ export class JobSupervisor {
     const r = this.jobs.get(jobId);
     if (!r || r.queueSeq !== queueSeq || r.child.exitCode !== null) return false;
     r.child.send({ t: action } satisfies DaemonToRunner);
+    return true;
+  }
+
+  /** Tells run `queueSeq` of the job that the notice passed on was withdrawn. */
+  private withdraw(jobId: string, queueSeq: number): boolean {
+    const r = this.jobs.get(jobId);
+    if (!r || r.queueSeq !== queueSeq || r.child.exitCode !== null || r.ended) return false;
+    r.child.send({ t: 'withdraw' } satisfies DaemonToRunner);
     return true;
   }
 

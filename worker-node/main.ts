@@ -15,13 +15,9 @@ import { DeviceLockService } from '../common/device-lock/index.js';
 import type { ControlMessage } from '../common/jobs/notify.js';
 import { configOrExit } from '../common/config.js';
 import { loadWorkerConfig } from './config.js';
-import {
-  ControlPlaneClient,
-  ControlPlaneError,
-  isFinalAnswer,
-  type DeviceReport,
-} from './control-plane-client.js';
+import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './control-plane-client.js';
 import { ReportOutbox } from './report-outbox.js';
+import { deliverReports } from './outbox-delivery.js';
 import { JobSupervisor } from './job-supervisor.js';
 import { HeartbeatLease, supervisionMs } from './supervision.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
@@ -40,19 +36,7 @@ const devices: DeviceReport[] =
 
 const outbox = new ReportOutbox({
   dir: path.resolve(config.TIMESHARE_OUTBOX_DIR ?? path.join('.data', 'outbox', config.TIMESHARE_NODE_NAME)),
-  send: (r) => {
-    switch (r.kind) {
-      case 'start':
-        return client.jobStarted(r.nodeId, r.jobId, r.body, r.protocol);
-      case 'report':
-        return client.jobReport(r.nodeId, r.jobId, r.body, r.protocol);
-      case 'checkpoint':
-        return client.jobCheckpoint(r.nodeId, r.jobId, r.body, r.protocol);
-      case 'finish':
-        return client.jobFinished(r.nodeId, r.jobId, r.body, r.protocol);
-    }
-  },
-  isFinal: isFinalAnswer,
+  ...deliverReports(client),
   onDropped: (r) => metrics.dropped(r.kind),
   logger,
 });

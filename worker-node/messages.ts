@@ -37,8 +37,11 @@ export interface RunnerStart {
 /** What the daemon asks of a running job. */
 export type ControlAction = 'cancel' | 'preempt' | 'drain';
 
-/** `alive`: the daemon is still there (supervision.ts). */
-export type DaemonToRunner = RunnerStart | { t: ControlAction } | { t: 'alive' };
+/**
+ * `alive`: the daemon is still there (supervision.ts). `withdraw`: the scheduler withdrew the
+ * preemption notice it passed on (its assignment no longer carries it): run on, if not stopping yet.
+ */
+export type DaemonToRunner = RunnerStart | { t: ControlAction } | { t: 'alive' } | { t: 'withdraw' };
 
 /** What a job process can report; `crashed` is the daemon's verdict on a child that died. */
 export type Outcome = Exclude<NodeOutcome, 'crashed'>;

@@ -114,6 +114,8 @@ export type Request = 'cancel' | 'preempt' | 'drain' | null;
 
 export class StageLoop {
   private request: Request = null;
+  /** stop() has begun: the outcome is decided, and a withdrawn notice no longer changes it. */
+  private stopping = false;
   private abort = new AbortController();
   /** Aborted by a cancel only: what a cancel stops at once that a preemption or a drain lets finish. */
   private cancelled = new AbortController();
@@ -137,6 +139,19 @@ export class StageLoop {
   /** The engines the job has now, for whoever closes them. */
   engines(): { engine: Engine; generator: Engine | undefined } {
     return { engine: this.learner, generator: this.generator };
+  }
+
+  /**
+   * A preemption notice withdrawn (scheduler/core/withdraw.ts): the job runs on, unless it is
+   * already stopping (its checkpoint begun), was also asked to cancel or drain, or runs spatially,
+   * whose pipeline the notice tore down at once. False when it stops all the same.
+   */
+  withdrawPreempt(): boolean {
+    if (this.request !== 'preempt' || this.stopping || this.spatial) return false;
+    this.request = null;
+    // The aborted signal interrupted a wait for the devices at most: a new one for the waits to come.
+    this.abort = new AbortController();
+    return true;
   }
 
   /** From the daemon; the strongest request wins (cancel over preempt over drain). */
@@ -196,6 +211,7 @@ export class StageLoop {
     /** Since when the lock's Redis has not answered this acquire (performance.now()). */
     let unreachableSince: number | null = null;
     while (!grant) {
+      const signal = this.request === 'cancel' ? AbortSignal.abort() : this.abort.signal;
       try {
         grant = await this.d.locks.acquire({
           devices,
@@ -204,10 +220,12 @@ export class StageLoop {
           holder: `${this.d.start.nodeId}:${process.pid}`,
           priority: this.d.start.priority,
           leaseMs: this.d.start.leaseMs,
-          signal: this.request === 'cancel' ? AbortSignal.abort() : this.abort.signal,
+          signal,
         });
       } catch (err) {
         if (this.request) return null;
+        // Aborted by a notice withdrawn since: the stage waits for its devices again.
+        if (signal.aborted && signal !== this.abort.signal) continue;
         // Redis out of reach (a restart, a blip): a waiting stage holds nothing, so it asks again,
         // for as long as `outagePatienceMs`; then the job stops as the platform's loss (it keeps
         // its attempt, lock-outage.ts) rather than crash. A Redis back without its data is the
@@ -739,6 +757,7 @@ export class StageLoop {
   }
 
   private async stop(): Promise<RunEnd> {
+    this.stopping = true;
     const outcome = this.stopOutcome()!;
     // A step abandoned between micro-batches: its partial gradient goes; the checkpoint below is
     // of the last completed step, whose weights accumulation never touched.

@@ -371,7 +371,8 @@ export const eventSchema = z
         '`job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); ' +
         "`job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, " +
         '`replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with ' +
-        '`evict`), or `admin` (POST /v1/jobs/{id}/preempt)',
+        "`evict`), or `admin` (POST /v1/jobs/{id}/preempt); `job.preempt_withdrawn` the withdrawn notice's `reason` " +
+        'and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on',
     }),
     createdAt: z.iso.datetime(),
   })

@@ -5,11 +5,14 @@
  */
 import type pg from 'pg';
 import type { DeviceLockService, EndReason } from '../../common/device-lock/index.js';
+import { cordonView } from '../nodes/view.js';
 
 export interface PoolDevice {
   node: string;
   nodeName: string;
   nodeStatus: string;
+  /** The admin's cordon of the node, as GET /v1/nodes shows it; null: not cordoned. */
+  nodeCordon: ReturnType<typeof cordonView>;
   index: number;
 }
 
@@ -39,7 +42,8 @@ export interface PoolTimeline {
 /** The pool's devices, nodes lost included (their past holds are still history); null: no such pool. */
 async function poolDevices(db: pg.Pool, pool: string): Promise<PoolDevice[] | null> {
   const r = await db.query(
-    `SELECT p.id AS pool_id, n.id AS node, n.name AS node_name, n.status::text AS node_status, d.index
+    `SELECT p.id AS pool_id, n.id AS node, n.name AS node_name, n.status::text AS node_status,
+            n.cordoned_at, n.cordon_reason, n.cordon_evict, d.index
        FROM pools p
        LEFT JOIN nodes n ON n.pool_id = p.id
        LEFT JOIN devices d ON d.node_id = n.id
@@ -54,6 +58,11 @@ async function poolDevices(db: pg.Pool, pool: string): Promise<PoolDevice[] | nu
       node: row.node,
       nodeName: row.node_name,
       nodeStatus: row.node_status,
+      nodeCordon: cordonView({
+        cordonedAt: row.cordoned_at,
+        cordonReason: row.cordon_reason,
+        cordonEvict: row.cordon_evict,
+      }),
       index: row.index,
     }));
 }

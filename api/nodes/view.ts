@@ -1,4 +1,7 @@
-/** A node as the admin routes show it (GET /v1/nodes, the cordon routes): the `Node` schema. */
+/**
+ * A node as the admin routes show it (GET /v1/nodes, the cordon routes): the `Node` schema; its
+ * cordon also on each of its devices in a pool's timeline (GET /v1/pools/{name}/timeline).
+ */
 
 interface NodeRow {
   id: string;
@@ -12,6 +15,13 @@ interface NodeRow {
   devices: { index: number; kind: string; memoryBytes: bigint; freeMemoryBytes: bigint; threads: number }[];
 }
 
+/** A node's cordon columns, as the `NodeCordon` schema shows them: null while it is not cordoned. */
+export function cordonView(n: Pick<NodeRow, 'cordonedAt' | 'cordonReason' | 'cordonEvict'>) {
+  return n.cordonedAt
+    ? { cordonedAt: n.cordonedAt.toISOString(), reason: n.cordonReason, evict: n.cordonEvict }
+    : null;
+}
+
 export function nodeView(n: NodeRow) {
   return {
     id: n.id,
@@ -19,9 +29,7 @@ export function nodeView(n: NodeRow) {
     pool: n.pool.name,
     status: n.status,
     lastHeartbeatAt: n.lastHeartbeatAt.toISOString(),
-    cordon: n.cordonedAt
-      ? { cordonedAt: n.cordonedAt.toISOString(), reason: n.cordonReason, evict: n.cordonEvict }
-      : null,
+    cordon: cordonView(n),
     devices: n.devices.map((d) => ({
       index: d.index,
       kind: d.kind,

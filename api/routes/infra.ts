@@ -26,7 +26,7 @@ import { parseOrThrow } from '../http/validate.js';
 import { nodeMessage, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
 import { nodeView } from '../nodes/view.js';
-import { bestEffortNotice } from '../jobs/best-effort.js';
+import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 
 export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -125,7 +125,23 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       'The device-lock timeline of a node: every hold of each device (job, stage, fencing token, start, end)',
     tags: ['nodes'],
     request: { params: z.object({ id: z.uuid() }), query: timelineQuery },
-    responses: { 200: json(z.object({ data: z.array(intervalSchema), nextCursor: timelineNextCursor })) },
+    responses: {
+      200: json(
+        z.object({
+          data: z.array(intervalSchema),
+          nextCursor: timelineNextCursor,
+          recordedSince: z.iso
+            .datetime()
+            .nullable()
+            .openapi({
+              description:
+                'When the oldest record the lock timeline still keeps was written; null while it keeps none. Nothing ' +
+                'before it is known: Redis keeps the timeline in memory only, so a Redis restart starts it anew (holds ' +
+                'taken back after it are recorded again), and it is trimmed to its newest ~100,000 entries',
+            }),
+        }),
+      ),
+    },
   });
   r.get('/v1/nodes/:id/timeline', requireRole('admin'), async (req, res) => {
     const q = parseOrThrow(timelineQuery, req.query);
@@ -151,6 +167,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
         reason: i.reason,
       })),
       nextCursor: page.cursor,
+      recordedSince: page.recordedSince === null ? null : new Date(page.recordedSince).toISOString(),
     });
   });
 

@@ -19,7 +19,7 @@ import { priorityLevels, type PriorityName } from '../../common/job-status.js';
 import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
 import { serializeJob } from '../jobs/serialize.js';
 import { requireOwnJob } from '../jobs/own-job.js';
-import { bestEffortNotice } from '../jobs/best-effort.js';
+import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 import { listJobs } from '../jobs/list-jobs.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -32,7 +32,7 @@ export function jobRoutes(deps: ApiDeps, registry: OpenAPIRegistry, submit: Subm
   /**
    * After a committed change to a job: wake the scheduler and the job's event streams (and `also`).
    * The row is the truth: if this fails, a round within the second finds the change anyway, so it
-   * is skipped while Redis is not ready and never waited for beyond a short bound (best-effort.ts).
+   * is skipped while Redis is not ready and never waited for beyond a short bound (common/jobs/best-effort.ts).
    */
   const announce = (
     req: Request,

@@ -14,7 +14,7 @@ import { parseOrThrow } from '../http/validate.js';
 import { cordonNode, uncordonNode } from '../nodes/cordon.js';
 import { nodeView } from '../nodes/view.js';
 import type { ApiDeps } from '../deps.js';
-import { bestEffortNotice } from '../jobs/best-effort.js';
+import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 
 export function nodeCordonRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();

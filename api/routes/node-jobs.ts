@@ -11,19 +11,11 @@ import { Router, type Request } from 'express';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '../../common/zod.js';
 import { ApiError, notFound } from '../../common/errors.js';
-import { checkpointModelKey } from '../../common/storage/index.js';
-import { notifyEvents, sendControl } from '../../common/jobs/notify.js';
-import { publishTransition } from '../../common/jobs/publish.js';
-import { recordCheckpoint } from '../../common/jobs/reports.js';
-import { applyJobReport } from '../../common/jobs/job-report.js';
-import { refundLostRun } from '../../common/jobs/refund-lost-run.js';
-import { finishLateSuccess } from '../../common/jobs/late-success.js';
-import { finishJob, requeueJob, startJob, type Transitioned } from '../../common/jobs/transitions.js';
+import { sendControl } from '../../common/jobs/notify.js';
 import {
   appliedSchema,
   assignmentSchema,
   checkpointReportSchema,
-  isRequeueOutcome,
   jobFinishSchema,
   jobReportSchema,
   jobStartSchema,
@@ -33,6 +25,8 @@ import { json, registerRoute } from '../http/openapi.js';
 import { uuidParam } from '../http/schemas.js';
 import { nodeMessage, nodeProtocolGuard, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
+import { applyRecord, type RecordToApply } from '../nodes/report-apply.js';
+import { nodeReportBatchRoute } from './node-report-batch.js';
 
 const params = z.object({ id: z.uuid(), jobId: z.uuid() });
 
@@ -72,7 +66,12 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
     return { nodeId: p.data.id, jobId: p.data.jobId };
   };
 
-  const after = (t: Transitioned | null) => publishTransition({ ...deps, pool }, t);
+  // One record, in transactions of its own; answered once what its commit announces is out.
+  const applyAlone = async (nodeId: string, record: RecordToApply) => {
+    const done = await applyRecord(deps, pool, nodeId, record);
+    await done.announce();
+    return done.applied;
+  };
 
   registerRoute(registry, {
     method: 'get',
@@ -108,9 +107,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/start', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = nodeMessage(req, 'start', startBody);
-    res.json({
-      applied: await after(await startJob(pool, jobId, nodeId, body.queueSeq, body.resumedFromStep)),
-    });
+    res.json({ applied: await applyAlone(nodeId, { kind: 'start', jobId, body }) });
   });
 
   registerRoute(registry, {
@@ -135,9 +132,7 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/report', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = nodeMessage(req, 'report', reportBody);
-    const { applied, eventIds } = await applyJobReport(pool, jobId, nodeId, body);
-    await notifyEvents(deps.redis, deps.names, jobId, eventIds);
-    res.json({ applied });
+    res.json({ applied: await applyAlone(nodeId, { kind: 'report', jobId, body }) });
   });
 
   registerRoute(registry, {
@@ -161,26 +156,9 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   r.post('/v1/nodes/:id/jobs/:jobId/checkpoints', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
     const body = nodeMessage(req, 'checkpoint', checkpointBody);
-    // The key is the control plane's (job, step); a node that names any other place is refused
-    // rather than silently corrected, so a misbehaving node shows up in its error responses.
-    if (body.storageKey !== undefined && body.storageKey !== checkpointModelKey(jobId, body.step))
-      throw new ApiError(
-        'invalid_request',
-        `storageKey must be ${checkpointModelKey(jobId, body.step)} (the job's own checkpoint of that step)`,
-        'storageKey',
-      );
-    // A late record of the run just before the job's current one is taken only if its file is there.
-    const rec = await recordCheckpoint(
-      pool,
-      jobId,
-      nodeId,
-      body,
-      async (key) => (await deps.storage.size(key)) !== null,
-    );
-    if (rec) await notifyEvents(deps.redis, deps.names, jobId, rec.eventIds);
-    // After the record commits: a failure here leaves the older checkpoints to the next record.
-    if (rec?.keepCheckpoints) await deps.retiredCheckpoints.retire(jobId, rec.keepCheckpoints);
-    res.json({ applied: rec !== null, checkpointId: rec?.id ?? null });
+    const done = await applyRecord(deps, pool, nodeId, { kind: 'checkpoint', jobId, body });
+    await done.announce();
+    res.json({ applied: done.applied, checkpointId: done.checkpointId ?? null });
   });
 
   registerRoute(registry, {
@@ -212,18 +190,11 @@ export function nodeJobRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
   });
   r.post('/v1/nodes/:id/jobs/:jobId/finish', ...ownNode, async (req, res) => {
     const { nodeId, jobId } = ids(req);
-    const { queueSeq, outcome, error, reason } = nodeMessage(req, 'finish', finishBody);
-    let t = isRequeueOutcome(outcome)
-      ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
-      : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error, reason);
-    // The scheduler may have found the node lost first: the run is requeued. A success still stands
-    // while the job waits for its next run (late-success.ts); otherwise this report shows its node
-    // was alive, and whether the run ended by the job's fault (refund-lost-run.ts).
-    if (!t && outcome === 'succeeded')
-      t = await finishLateSuccess(pool, jobId, nodeId, queueSeq, reason ?? null);
-    if (!t) t = await refundLostRun(pool, jobId, nodeId, queueSeq, outcome);
-    res.json({ applied: await after(t) });
+    const body = nodeMessage(req, 'finish', finishBody);
+    res.json({ applied: await applyAlone(nodeId, { kind: 'finish', jobId, body }) });
   });
+
+  nodeReportBatchRoute(r, deps, registry, ownNode);
 
   registerRoute(registry, {
     method: 'post',

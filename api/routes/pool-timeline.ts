@@ -1,6 +1,7 @@
 /**
  * GET /v1/pools/{name}/timeline (admin): every device of a pool with its device-lock holds over a
- * window — the picture of time-sharing the dashboard's pool page draws. Per node, the same data is
+ * window — the picture of time-sharing the dashboard's pool page draws, with which nodes an admin
+ * cordoned (since when, why, evicting or not). Per node, the same data is
  * GET /v1/nodes/{id}/timeline; this one adds job and tenant names and counts the handoffs.
  */
 import { Router } from 'express';
@@ -10,7 +11,13 @@ import { notFound } from '../../common/errors.js';
 import { poolNameSchema } from '../../common/job-spec.js';
 import { requireRole } from '../auth/middleware.js';
 import { json, registerRoute } from '../http/openapi.js';
-import { epochMsQuery, timelineAfter, timelineNextCursor, queryInt } from '../http/schemas.js';
+import {
+  epochMsQuery,
+  nodeCordonSchema,
+  timelineAfter,
+  timelineNextCursor,
+  queryInt,
+} from '../http/schemas.js';
 import { parseOrThrow } from '../http/validate.js';
 import { readPoolTimeline } from '../jobs/pool-timeline.js';
 import type { ApiDeps } from '../deps.js';
@@ -33,6 +40,11 @@ const deviceSchema = z
     node: z.uuid(),
     nodeName: z.string(),
     nodeStatus: z.string(),
+    nodeCordon: nodeCordonSchema.nullable().openapi({
+      description:
+        "While an admin has the device's node cordoned (POST /v1/nodes/{id}/cordon): since when, why, and " +
+        'whether its jobs are being evicted; nothing new is placed on the node meanwhile. Null otherwise',
+    }),
     index: z.number().int(),
   })
   .openapi('PoolDevice');
@@ -75,7 +87,7 @@ export function poolTimelineRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Ro
     path: '/v1/pools/{name}/timeline',
     operationId: 'getPoolTimeline',
     description:
-      'Each device of the pool, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.',
+      "Each device of the pool, with its node's status and cordon, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.",
     summary: "A pool's device-lock timeline: who held each device, when, in which stage",
     tags: ['nodes'],
     request: { params, query },

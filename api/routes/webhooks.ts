@@ -21,7 +21,7 @@ import { uuidParam, queryInt } from '../http/schemas.js';
 import { decodeBigintCursor, encodeCursor, page } from '../http/cursor.js';
 import { parseOrThrow } from '../http/validate.js';
 import { newSecret } from '../../webhooks/signing.js';
-import { checkWebhookUrl, UrlRefused } from '../../webhooks/url-policy.js';
+import { checkWebhookUrl, ResolveTimedOut, UrlRefused } from '../../webhooks/url-policy.js';
 import { webhookEventTypes } from '../../webhooks/events.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -144,18 +144,30 @@ export function webhookRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router 
       '(`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, ' +
       'retried with exponential backoff for up to 72 h. URLs on private or loopback addresses, or whose host ' +
       'does not resolve (what it resolves to cannot be checked), are refused unless the operator allows ' +
-      'private addresses.',
+      'private addresses. A host whose DNS gives no answer within `TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS` (5 s) is ' +
+      'answered 503 `dns_timeout` with `Retry-After`: nothing is registered, and the request may be retried.',
     tags: ['webhooks'],
     request: { body: { content: { 'application/json': { schema: createEndpointSchema } } } },
-    errors: ['conflict'], // the tenant already has MAX_ENDPOINTS_PER_TENANT endpoints
+    // conflict: the tenant already has MAX_ENDPOINTS_PER_TENANT endpoints.
+    errors: ['conflict', 'dns_timeout'],
     responses: { 201: json(endpointCreatedSchema, 'Created; the secret is shown once') },
   });
   r.post('/v1/webhooks', tenantOnly, async (req, res) => {
     const body = parseOrThrow(createEndpointSchema, req.body);
+    const timeoutMs = deps.config.TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS;
     try {
-      await checkWebhookUrl(body.url, deps.config.TIMESHARE_WEBHOOK_ALLOW_PRIVATE);
+      await checkWebhookUrl(
+        body.url,
+        deps.config.TIMESHARE_WEBHOOK_ALLOW_PRIVATE,
+        deps.resolveHost,
+        timeoutMs,
+      );
     } catch (err) {
       if (err instanceof UrlRefused) throw new ApiError('invalid_request', `url: ${err.message}`, 'url');
+      if (err instanceof ResolveTimedOut)
+        throw new ApiError('dns_timeout', `url: ${err.message}; retry later`, 'url', {
+          retryAfterSeconds: Math.ceil(timeoutMs / 1000),
+        });
       throw err;
     }
     const secret = newSecret();

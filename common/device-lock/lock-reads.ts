@@ -202,5 +202,15 @@ export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuer
   return {
     intervals,
     cursor: more && lastEntry !== null ? encodeTimelineCursor({ entry: lastEntry, floor }) : null,
+    recordedSince: await recordedSince(redis, keys),
   };
+}
+
+/**
+ * When the oldest entry kept was written: its id's time part (XADD `*`, Redis server time). An
+ * empty page after a Redis restart then reads as what it is, a timeline that starts after it.
+ */
+async function recordedSince(redis: Redis, keys: LockKeys): Promise<number | null> {
+  const [first] = (await redis.xrange(keys.timeline, '-', '+', 'COUNT', 1)) as StreamEntry[];
+  return first ? Number(first[0].split('-')[0]) : null;
 }

@@ -128,6 +128,12 @@ export interface TimelinePage {
   intervals: TimelineInterval[];
   /** Pass as `after` to read on; null when the page reached the stream's end. */
   cursor: string | null;
+  /**
+   * When the oldest record the timeline still keeps was written (Redis server time, ms), null when
+   * it keeps none: nothing before it is known. Redis keeps the timeline in memory only, so a
+   * restart of Redis starts it anew (and trimming to `timelineMaxLen` moves it on).
+   */
+  recordedSince: number | null;
 }
 
 export interface SweepStats {

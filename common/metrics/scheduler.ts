@@ -89,6 +89,20 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>, sources: Ro
     registers: [registry],
     collect: () => collectOnce(),
   });
+  // A gauge of its own rather than a `cordoned` label on timeshare_nodes: a cordon is a subset of
+  // the nodes of each status, not another status, and every replica reports the same figures, so
+  // the dashboards and alerts take max by (pool, status) of timeshare_nodes; a label splitting each
+  // series in two would make those read the larger half instead of the count. Same labels, so that
+  // timeshare_nodes_cordoned / timeshare_nodes is the share of a pool's nodes taken out of service.
+  const cordonedNodes = new client.Gauge({
+    name: 'timeshare_nodes_cordoned',
+    help:
+      'Worker nodes an admin cordoned (POST /v1/nodes/{id}/cordon; evicting ones included), by pool and ' +
+      'status, from the database: a subset of timeshare_nodes',
+    labelNames: ['pool', 'status'] as const,
+    registers: [registry],
+    collect: () => collectOnce(),
+  });
   const poolDevices = (name: string, help: string) =>
     new client.Gauge({
       name,
@@ -210,8 +224,9 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>, sources: Ro
           `SELECT pool, coalesce(wait_reason, 'none') AS reason, count(*) AS n
              FROM jobs WHERE status = 'queued' AND paused_at IS NULL GROUP BY 1, 2`,
         ),
-        pool.query<{ pool: string; status: string; n: string }>(
-          `SELECT p.name AS pool, n.status::text AS status, count(*) AS n
+        pool.query<{ pool: string; status: string; n: string; cordoned: string }>(
+          `SELECT p.name AS pool, n.status::text AS status, count(*) AS n,
+                  count(*) FILTER (WHERE n.cordoned_at IS NOT NULL) AS cordoned
              FROM nodes n JOIN pools p ON p.id = n.pool_id GROUP BY p.name, n.status`,
         ),
         pool.query<{ epoch: string }>(`SELECT epoch FROM scheduler_leases WHERE name = $1`, [LEASE_NAME]),
@@ -233,7 +248,12 @@ export function createSchedulerMetrics(pool: Pick<pg.Pool, 'query'>, sources: Ro
       leaderEpoch.reset();
       if (lease.rows[0]) leaderEpoch.set(Number(lease.rows[0].epoch));
       nodes.reset();
-      for (const r of byNode.rows) nodes.set({ pool: r.pool, status: r.status }, Number(r.n));
+      cordonedNodes.reset();
+      for (const r of byNode.rows) {
+        nodes.set({ pool: r.pool, status: r.status }, Number(r.n));
+        // 0 where none is cordoned, rather than no series: an alert on it then sees the first cordon.
+        cordonedNodes.set({ pool: r.pool, status: r.status }, Number(r.cordoned));
+      }
       for (const g of [wanted, queuedDevices, busy, idle]) g.reset();
       for (const c of pools) {
         wanted.set({ pool: c.pool }, c.wantedDevices);

@@ -5,3 +5,4 @@ export * from './assignment.js';
 export * from './node.js';
 export * from './device-time.js';
 export * from './version.js';
+export * from './report-batch.js';

@@ -43,9 +43,10 @@ export const runSeq = () => int4();
 /**
  * The report's number in its run: 1, 2, … in the order the node puts its reports and checkpoint
  * records in its outbox, fixed there, so a resend (the API committed it but its answer was lost)
- * carries the same number. The outbox sends a run's reports one at a time, in order, so the API
- * keeps only the newest number it applied per run and answers a report numbered no higher as
- * applied without applying it again: no second checkpoint event, no device-seconds counted twice.
+ * carries the same number. The outbox sends a run's reports in order (a batch skips a job's records
+ * after one of its own that failed, report-batch.ts), so the API keeps only the newest number it
+ * applied per run and answers a report numbered no higher as applied without applying it again: no
+ * second checkpoint event, no device-seconds counted twice.
  */
 export const reportSeq = () => int4(1);
 

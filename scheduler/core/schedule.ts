@@ -1,8 +1,9 @@
 /**
  * The round: `schedule(snapshot, policy, now) → decisions`, pure (no I/O, the clock injected).
  * Kueue's cycle, step by step:
- *   1. take back the devices of jobs whose preemption grace ran out; give a notice to each job its
- *      tenant paused (`pause`) and to each job on a node an admin cordoned with eviction (`drain`);
+ *   1. withdraw the notices whose reason went (withdraw.ts); take back the devices of jobs whose
+ *      preemption grace ran out; give a notice to each job its tenant paused (`pause`) and to each
+ *      job on a node an admin cordoned with eviction (`drain`);
  *   2. per pool (pools never wait on each other): snapshot the pool's devices and shares, nominate
  *      each queued job's plan, admit in tournament order (placing, time-sharing, compacting or
  *      preempting), and requeue the rest with their reason, position and estimated start
@@ -16,6 +17,7 @@ import { returnsTo, schedulePool, type PoolInput } from './pool-round.js';
 import { groupAdmits } from './cluster.js';
 import type { Decisions, JobPlan, Policy, PreemptDecision, RunningJob, Snapshot } from './types.js';
 import { considerFitted, considerReplan } from '../planner/replan.js';
+import { withdrawal, withoutNotice } from './withdraw.js';
 
 function replanRunning(pools: Map<string, PoolInput>, policy: Policy, now: number, out: Decisions): void {
   const touched = new Set([...out.preempt.map((p) => p.jobId), ...out.takeBack.map((t) => t.jobId)]);
@@ -79,7 +81,15 @@ function planFitsDevices(
 }
 
 export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decisions {
-  const out: Decisions = { place: [], preempt: [], takeBack: [], queue: [], shares: [], replan: [] };
+  const out: Decisions = {
+    place: [],
+    preempt: [],
+    withdraw: [],
+    takeBack: [],
+    queue: [],
+    shares: [],
+    replan: [],
+  };
   const tenants = new Map(snapshot.tenants.map((t) => [t.id, t]));
   const activeDevices = new Map(snapshot.tenants.map((t) => [t.id, t.activeDevices]));
 
@@ -90,7 +100,22 @@ export function schedule(snapshot: Snapshot, policy: Policy, now: number): Decis
   const evicting = new Set<string>();
   for (const n of snapshot.nodes) if (n.cordoned && n.evict) evicting.add(n.id);
   const noticedNow = new Set<string>();
-  const running = snapshot.running.map((r): RunningJob => {
+  const standing = {
+    waiting: new Set(snapshot.queued.map((q) => q.id)),
+    running: new Set(snapshot.running.map((r) => r.id)),
+    nodes: new Map(snapshot.nodes.map((n) => [n.id, n])),
+  };
+  const running = snapshot.running.map((noticed): RunningJob => {
+    // Withdrawn before its grace is looked at: a job whose notice lost its reason keeps its devices.
+    const because = withdrawal(noticed, standing);
+    if (because)
+      out.withdraw.push({
+        jobId: noticed.id,
+        tenantId: noticed.tenantId,
+        reason: noticed.preemptReason!,
+        because,
+      });
+    const r = because ? withoutNotice(noticed) : noticed;
     if (r.preemptRequestedAt !== null) return r;
     const reason: PreemptDecision['reason'] | null = r.paused
       ? 'pause'

@@ -311,6 +311,18 @@ export interface PreemptDecision {
   moveTo?: NodeDevices;
 }
 
+/**
+ * A notice taken back before its job left, its reason gone (withdraw.ts): the job keeps its devices
+ * and runs on. `reason` is the notice's; `because`: its tenant resumed it (`pause`), its node is no
+ * longer cordoned with eviction (`drain`), or the job it freed devices for no longer waits.
+ */
+export interface WithdrawDecision {
+  jobId: string;
+  tenantId: string;
+  reason: PreemptDecision['reason'];
+  because: 'job_resumed' | 'eviction_lifted' | 'claimant_left';
+}
+
 export interface QueueEntryView {
   jobId: string;
   pool: string;
@@ -341,6 +353,11 @@ export interface TenantShareView {
 export interface Decisions {
   place: PlaceDecision[];
   preempt: PreemptDecision[];
+  /**
+   * Notices withdrawn, their reason gone (withdraw.ts); written before `preempt`, which may give
+   * the same job a new notice in the same round.
+   */
+  withdraw: WithdrawDecision[];
   /** Jobs whose preemption grace ran out: taken back and requeued. */
   takeBack: { jobId: string; tenantId: string }[];
   queue: QueueEntryView[];

@@ -1,8 +1,8 @@
 /**
  * Writes a round's decisions in one transaction, under the leader's epoch: take-backs, placements,
- * preemption notices, changed wait reasons and decayed usage. The lease row is read FOR SHARE
- * first (a takeover waits for this transaction), and the fencing trigger re-checks the epoch on
- * every decision row: a deposed leader's transaction fails as a whole and writes nothing.
+ * withdrawn and new preemption notices, changed wait reasons and decayed usage. The lease row is
+ * read FOR SHARE first (a takeover waits for this transaction), and the fencing trigger re-checks
+ * the epoch on every decision row: a deposed leader's transaction fails as a whole and writes nothing.
  * Placements are guarded by the row still being queued under the same queue_seq, so a job
  * cancelled or changed since the snapshot is simply not placed, and by the node not being cordoned.
  */
@@ -117,6 +117,27 @@ WITH v AS (
 SELECT e.job_id, j.queue_seq, array_agg(e.id ORDER BY e.id) AS event_ids
   FROM e JOIN j ON j.id = e.job_id GROUP BY e.job_id, j.queue_seq`;
 
+/**
+ * Notices whose reason went (scheduler/core/withdraw.ts): the job keeps its devices. Only the notice
+ * the round saw (still out, same reason); the node is told (its assignment no longer carries the
+ * notice), so that a job still before its checkpoint runs on rather than stop for nothing.
+ */
+const WITHDRAW = `
+WITH v AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, reason text, because text)
+), j AS (
+  UPDATE jobs SET preempt_requested_at = NULL, preempt_reason = NULL, sched_epoch = $2, updated_at = now()
+    FROM v WHERE jobs.id = v.id AND jobs.status IN ('placed', 'running')
+           AND jobs.preempt_requested_at IS NOT NULL AND jobs.preempt_reason = v.reason
+  RETURNING jobs.id, v.reason, v.because
+), e AS (
+  INSERT INTO job_events (job_id, type, data)
+  SELECT id, 'job.preempt_withdrawn', jsonb_build_object('reason', reason, 'because', because,
+                                                         'epoch', $2::bigint) FROM j
+  RETURNING id, job_id
+)
+SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;
+
 /** Re-planning decisions as job events (the move itself goes through NOTICE as a `replan` preemption). */
 const REPLAN = `
 WITH v AS (
@@ -194,6 +215,12 @@ export async function applyDecisions(
       const r = await client.query(PLACE, [JSON.stringify(rows), lease.epoch]);
       collect(out, r.rows, nodeOf);
       out.placed = r.rows.length;
+    }
+    // Before the notices: a job whose notice is withdrawn may be given a new one in the same round.
+    if (d.withdraw.length) {
+      const rows = d.withdraw.map((w) => ({ id: w.jobId, reason: w.reason, because: w.because }));
+      const r = await client.query(WITHDRAW, [JSON.stringify(rows), lease.epoch]);
+      collect(out, r.rows, nodeOf);
     }
     if (d.preempt.length) {
       const rows = d.preempt.map((p) => ({

@@ -4,8 +4,16 @@
  * only waits for the daemon's next poll; the message names the run it is for, so one published
  * late — this process paused after its commit — cannot preempt a later run of the job), and the queue view, tenant shares and each pool's
  * capacity signal are replaced in Redis for the API. The view is derived data: a lost write is rewritten by the next round.
+ *
+ * None of it may hold the round loop: a round that waited out ioredis's reconnection attempts
+ * (seconds each while Redis is down) stopped scheduling for as long as Redis was away, and, while
+ * the lease was renewed only between rounds, let it lapse and pass from scheduler to scheduler
+ * (round-loop.ts). So it is all best-effort (common/jobs/best-effort.ts): skipped while Redis is not ready, waited for a short
+ * bound otherwise. A view write still in flight (a slow Redis) is not followed by another: rounds
+ * must not pile writes of the whole queue onto a connection that is not keeping up.
  */
 import type { Redis } from 'ioredis';
+import { bestEffortNotice, type NoticeLog } from '../../common/jobs/best-effort.js';
 import { notifyEvents, notifyNode, sendControl } from '../../common/jobs/notify.js';
 import type { RedisNames } from '../../common/queues.js';
 import { writeCapacity, type PoolCapacity } from '../../common/capacity.js';
@@ -25,22 +33,45 @@ export interface QueueViewEntry {
   at: number;
 }
 
-export async function publishRound(
-  redis: Redis,
-  names: RedisNames,
-  applied: Applied,
-  d: Decisions,
-  now: number,
-  capacity: readonly PoolCapacity[],
-): Promise<void> {
-  await Promise.all([...applied.events].map(([jobId, ids]) => notifyEvents(redis, names, jobId, ids)));
-  await Promise.all([...applied.nodes].map((nodeId) => notifyNode(redis, names, nodeId)));
-  await Promise.all(
-    applied.noticed.map(({ jobId, queueSeq }) =>
+export class RoundPublisher {
+  private viewInFlight = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly names: RedisNames,
+    private readonly log: NoticeLog,
+  ) {}
+
+  async publish(
+    applied: Applied,
+    d: Decisions,
+    now: number,
+    capacity: readonly PoolCapacity[],
+  ): Promise<void> {
+    const { redis, names, log } = this;
+    const notices = applied.events.size + applied.nodes.size + applied.noticed.length > 0;
+    await Promise.all([
+      notices && bestEffortNotice(redis, log, 'round notices', () => announce(redis, names, applied)),
+      !this.viewInFlight &&
+        bestEffortNotice(redis, log, 'queue view', () => {
+          this.viewInFlight = true;
+          return Promise.all([
+            writeViews(redis, names, d, now),
+            writeCapacity(redis, names, capacity, now),
+          ]).finally(() => (this.viewInFlight = false));
+        }),
+    ]);
+  }
+}
+
+async function announce(redis: Redis, names: RedisNames, applied: Applied): Promise<void> {
+  await Promise.all([
+    ...[...applied.events].map(([jobId, ids]) => notifyEvents(redis, names, jobId, ids)),
+    ...[...applied.nodes].map((nodeId) => notifyNode(redis, names, nodeId)),
+    ...applied.noticed.map(({ jobId, queueSeq }) =>
       sendControl(redis, names, { jobId, queueSeq, action: 'preempt' }),
     ),
-  );
-  await Promise.all([writeViews(redis, names, d, now), writeCapacity(redis, names, capacity, now)]);
+  ]);
 }
 
 export async function writeViews(redis: Redis, names: RedisNames, d: Decisions, now: number): Promise<void> {

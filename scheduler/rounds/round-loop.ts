@@ -7,6 +7,13 @@
  * A round: read the snapshot (a few set-based queries) → schedule() → write the decisions in one
  * transaction under the epoch → announce. Every crash guarantee comes from that order: nothing
  * reaches Redis or a node before the commit, and the queue is the `queued` rows themselves.
+ *
+ * The lease is PostgreSQL's alone, and so is its renewal: a timer renews it every third of the
+ * lease whether a round is running or not, so no round, however slow, lets it lapse. A round's
+ * Redis work is best-effort besides (publish-round.ts). Before, the lease was renewed only between
+ * rounds, and a round that waited on Redis while it was down (ioredis's reconnection attempts, up
+ * to 8 s a command) outlasted the 5 s lease: leadership passed to the standby, whose rounds waited
+ * the same way, and so on for as long as Redis was away (a QA pass saw the epoch go 2 → 5 in 13 s).
  */
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -18,7 +25,7 @@ import type { Policy, PreemptDecision } from '../core/types.js';
 import { decayUsage } from '../core/usage-decay.js';
 import { applyDecisions, DeposedError, type UsageWrite } from './apply-decisions.js';
 import { acquireLease, releaseLease } from './leader.js';
-import { publishRound } from './publish-round.js';
+import { RoundPublisher } from './publish-round.js';
 import { readSnapshot, type SnapshotRead } from './read-snapshot.js';
 import { ProfileCache } from './profile-cache.js';
 
@@ -67,12 +74,21 @@ export function startRoundLoop(deps: {
   let usageWrittenAt = 0;
   // The leader's copy of its jobs' recent profiles, fed by new rows each round; a new term starts empty.
   let profiles = new ProfileCache();
+  const publisher = new RoundPublisher(redis, names, logger);
+  let leaseCall: Promise<boolean> | null = null;
 
-  async function holdLease(): Promise<boolean> {
-    // Renew at a third of the lease, so one slow round cannot let it lapse.
-    if (stats.epoch !== null && Date.now() - leaseCheckedAt < options.leaseMs / 3) return true;
+  /** Whether this process holds the lease; renews it once a third of it has passed. One call at a time. */
+  function holdLease(): Promise<boolean> {
+    if (stats.epoch !== null && Date.now() - leaseCheckedAt < options.leaseMs / 3)
+      return Promise.resolve(true);
+    return (leaseCall ??= takeOrRenew().finally(() => (leaseCall = null)));
+  }
+
+  async function takeOrRenew(): Promise<boolean> {
+    // From before the statement: the lease runs from some moment during it.
+    const askedAt = Date.now();
     const l = await acquireLease(pool, options.holder, options.leaseMs);
-    leaseCheckedAt = Date.now();
+    leaseCheckedAt = askedAt;
     if (!l) {
       if (stats.epoch !== null) logger.warn({ epoch: stats.epoch }, 'lost the scheduler lease');
       stats.epoch = null;
@@ -113,6 +129,9 @@ export function startRoundLoop(deps: {
 
   async function round(): Promise<void> {
     if (!(await holdLease())) return;
+    // The term this round decides in: a renewal that finds the lease lost meanwhile clears
+    // stats.epoch, and the database refuses this epoch's decisions then anyway (DeposedError).
+    const epoch = stats.epoch!;
     const started = performance.now();
     const read = await readSnapshot(pool, options.heartbeatTimeoutMs, profiles);
     const readAt = performance.now();
@@ -122,14 +141,14 @@ export function startRoundLoop(deps: {
       .filter((q) => read.storedReasons.get(q.jobId) !== q.waitReason)
       .map((q) => ({ jobId: q.jobId, reason: q.waitReason }));
     if (options.fault === 'crash_in_round' && d.place.length > 0) process.kill(process.pid, 'SIGKILL');
-    const applied = await applyDecisions(pool, { holder: options.holder, epoch: stats.epoch! }, d, {
+    const applied = await applyDecisions(pool, { holder: options.holder, epoch }, d, {
       reasons,
       usage: usageWrites(read),
       graceSeconds: options.policy.preemptGraceSeconds,
       nodeOf: new Map(read.snapshot.running.map((r) => [r.id, r.nodeId])),
     });
     const appliedAt = performance.now();
-    await publishRound(redis, names, applied, d, read.now, poolDemand(read.snapshot, d));
+    await publisher.publish(applied, d, read.now, poolDemand(read.snapshot, d));
     const ended = performance.now();
     const ms = ended - started;
     const reasonOf = new Map(d.preempt.map((p) => [p.jobId, p.reason]));
@@ -184,6 +203,15 @@ export function startRoundLoop(deps: {
   }
 
   const timer = setInterval(() => void run(), options.intervalMs);
+  // Renewal on its own clock while leading (a standby takes the lease in its rounds). Checked every
+  // sixth of the lease: holdLease renews at a third, so a late tick still leaves two thirds.
+  const leaseTimer = setInterval(
+    () => {
+      if (closed || stats.epoch === null) return;
+      holdLease().catch((err: unknown) => logger.warn({ err }, 'scheduler lease renewal failed'));
+    },
+    Math.max(50, Math.floor(options.leaseMs / 6)),
+  );
   void deps.subscriber.subscribe(names.schedulerChannel);
   deps.subscriber.on('message', (channel) => {
     if (channel === names.schedulerChannel) void run();
@@ -195,7 +223,8 @@ export function startRoundLoop(deps: {
     async close() {
       closed = true;
       clearInterval(timer);
-      while (running) await new Promise((r) => setTimeout(r, 20));
+      clearInterval(leaseTimer);
+      while (running || leaseCall) await new Promise((r) => setTimeout(r, 20));
       if (stats.epoch !== null) await releaseLease(pool, options.holder).catch(() => undefined);
     },
   };

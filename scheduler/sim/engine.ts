@@ -166,6 +166,11 @@ export function simulate(workload: SimWorkload, policy: Policy, opts: SimOptions
       rec.takeBacks++;
       requeue(j);
     }
+    // Before the notices, as production writes them: a withdrawn job may be given a new one.
+    for (const w of d.withdraw) {
+      const j = byId.get(w.jobId)!;
+      if (j.status === 'running') j.noticeWithdrawn();
+    }
     for (const p of d.preempt) {
       const j = byId.get(p.jobId)!;
       if (j.status !== 'running' || j.notice !== null) {

@@ -569,6 +569,19 @@ export class JobRun {
       });
   }
 
+  /**
+   * Its notice was withdrawn (scheduler/core/withdraw.ts). A simulated job begins its checkpoint at
+   * the notice, so the withdrawal always comes too late here: the notice goes, as the job's row
+   * loses it in production, and the job still leaves once the checkpoint is written, as one whose
+   * worker had already stopped does (requeued with no notice behind it: nobody claims it).
+   */
+  noticeWithdrawn(): void {
+    this.notice = null;
+    this.noticeReason = null;
+    this.noticeFor = null;
+    this.returnTo = null;
+  }
+
   /** Its node died: every activity stops where it is (the steps since the last checkpoint are lost). */
   crash(): void {
     this.crashed = true;

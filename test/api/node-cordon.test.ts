@@ -123,6 +123,36 @@ test("the node's daemon does not lift a cordon: registering again, heartbeats, i
   await h.admin(h.http.post(UNCORDON.replace('{id}', node.id))).expect(200);
 });
 
+test("a pool's timeline shows each device's node cordon (since when, why, evicting), as the document says", async () => {
+  const TIMELINE = '/v1/pools/{name}/timeline';
+  const timeline = async () => {
+    const res = await h.admin(h.http.get(TIMELINE.replace('{name}', 'default'))).expect(200);
+    const why = oracle.mismatch('get', TIMELINE, res.status, res.headers['content-type'], res.body);
+    assert.equal(why, null, why ?? '');
+    return (res.body.devices as { node: string; nodeCordon: unknown }[]).filter((d) => d.node === node.id);
+  };
+  assert.deepEqual(
+    (await timeline()).map((d) => d.nodeCordon),
+    [null],
+  );
+  const url = CORDON.replace('{id}', node.id);
+  const cordoned = await documented(
+    h.admin(h.http.post(url)).send({ reason: 'PSU swap', evict: true }),
+    CORDON,
+    200,
+  );
+  assert.deepEqual(
+    (await timeline()).map((d) => d.nodeCordon),
+    [{ cordonedAt: cordoned.cordon.cordonedAt, reason: 'PSU swap', evict: true }],
+    'the same cordon GET /v1/nodes shows',
+  );
+  await h.admin(h.http.post(UNCORDON.replace('{id}', node.id))).expect(200);
+  assert.deepEqual(
+    (await timeline()).map((d) => d.nodeCordon),
+    [null],
+  );
+});
+
 test('the document declares both routes, admin only, with the Node answer and the cordon body', async () => {
   const doc = oracle.doc as {
     paths: Record<
@@ -147,4 +177,5 @@ test('the document declares both routes, admin only, with the Node answer and th
   assert.ok(doc.paths[CORDON]!.post!.responses['413']);
   assert.deepEqual(Object.keys(doc.components.schemas.CordonNode!.properties!).sort(), ['evict', 'reason']);
   assert.ok(doc.components.schemas.Node!.properties!.cordon);
+  assert.ok(doc.components.schemas.PoolDevice!.properties!.nodeCordon);
 });

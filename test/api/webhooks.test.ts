@@ -7,7 +7,8 @@ let h: Harness;
 let a: TestTenant;
 let b: TestTenant;
 before(async () => {
-  h = await startHarness();
+  // A bound short enough for the hung-resolver test below, and long for a lookup of localhost.
+  h = await startHarness({ TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS: '1000' });
   a = await h.createTenant();
   b = await h.createTenant();
 });
@@ -32,6 +33,26 @@ test('URLs on loopback or private addresses, or not http(s), are refused with pa
     .send({ url: 'https://93.184.216.34/hook', events: ['job.exploded'] })
     .expect(400);
   assert.equal(unknownEvent.body.error.param, 'events.0');
+});
+
+test('a host whose DNS never answers is answered 503 dns_timeout in the bound, and nothing is stored', async () => {
+  const c = await h.createTenant();
+  h.api.deps.resolveHost = () => new Promise(() => undefined);
+  try {
+    const started = Date.now();
+    const r = await c
+      .as(h.http.post('/v1/webhooks'))
+      .send({ url: 'https://hooks.example.test/hook' })
+      .expect(503);
+    assert.ok(Date.now() - started < 30_000, 'answered, not held');
+    assert.equal(r.body.error.code, 'dns_timeout');
+    assert.equal(r.body.error.param, 'url');
+    assert.match(r.body.error.message, /hooks\.example\.test did not resolve within 1000 ms/);
+    assert.ok(Number(r.headers['retry-after']) >= 1);
+  } finally {
+    delete h.api.deps.resolveHost;
+  }
+  assert.deepEqual((await c.as(h.http.get('/v1/webhooks')).expect(200)).body.data, []);
 });
 
 test('an event type listed twice is refused, naming the repeat, and nothing is stored', async () => {

@@ -32,10 +32,12 @@ after(() => c.close());
 type Tenant = Awaited<ReturnType<Cluster['h']['createTenant']>>;
 const submit = async (t: Tenant, spec: object) =>
   (await t.as(c.h.http.post('/v1/jobs')).send(spec).expect(201)).body.id as string;
-const cancelAll = async (t: Tenant, ids: string[]) => {
+/** Cancels every job given (of one tenant or several), then waits until no job holds a device. */
+const cancelAll = async (...of: [Tenant, string[]][]) => {
   // Jobs that already finished answer 409; either way they hold no device afterwards.
-  for (const id of ids)
-    await t.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect((r) => [200, 409].includes(r.status));
+  for (const [t, ids] of of)
+    for (const id of ids)
+      await t.as(c.h.http.post(`/v1/jobs/${id}/cancel`)).expect((r) => [200, 409].includes(r.status));
   await waitFor('devices free', async () => {
     const r = await c.sql.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('placed', 'running')`);
     return r.rows[0].n === 0;
@@ -79,7 +81,7 @@ test(
       return r.length === 2 && r;
     });
     assert.ok(Number(runs[1]!.data.resumedFromStep) > 0, 'resumed from its checkpoint, not from scratch');
-    await cancelAll(t, low);
+    await cancelAll([t, low]);
   },
 );
 
@@ -124,8 +126,8 @@ test(
       !(await eventsOf(c, owner, mine)).some((e) => e.type === 'job.preempting'),
       'no back and forth',
     );
-    await cancelAll(borrower, borrowed);
-    await cancelAll(owner, [mine]);
+    // Both at once: waiting for the borrower's alone waited out the owner's job (16 s).
+    await cancelAll([borrower, borrowed], [owner, [mine]]);
   },
 );
 

@@ -3,12 +3,12 @@
  * none of these needs one), each checked through the API: the admin creates a tenant (its first key
  * shown once, copied, and good for a token), edits its quota (a value out of range refused under its
  * field), creates a key and revokes one once confirmed (it then gets no token), creates and revokes
- * a node key, cordons and drains a node (each asked in a dialog; the flag and reason shown) and
- * uncordons it, and releases a node once the dialog says what that does (the node is then lost); a
- * tenant registers a webhook (a private address refused under the URL; the signing secret shown
- * once), sees its deliveries and replays one, deletes it once confirmed, and changes a queued job's
- * priority from its page. Refusals provoked on the way are the only failed requests; the pages fit a
- * phone's width.
+ * a node key, cordons and drains a node (each asked in a dialog; the flag, since when and the reason
+ * shown, on the nodes page and the pool's) and uncordons it, and releases a node once the dialog
+ * says what that does (the node is then lost); a tenant registers a webhook (a private address
+ * refused under the URL; the signing secret shown once), sees its deliveries and replays one,
+ * deletes it once confirmed, and changes a queued job's priority from its page. Refusals provoked on
+ * the way are the only failed requests; the pages fit a phone's width.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -209,6 +209,16 @@ test(
       { ...(await cordonOf()), cordonedAt: 'set' },
       { cordonedAt: 'set', reason: 'bad fan', evict: true },
     );
+    assert.match(await row.getByTestId('cordon-since').innerText(), /^since \d+s ago$/);
+    // The pool's page says which of its nodes are cordoned, since when and why, and so does the
+    // node's device lane; its link leads back to where the cordon is lifted.
+    await page.getByRole('link', { name: 'Pools and queues' }).click();
+    await page.getByTestId('pools-table').getByRole('link', { name: 'default' }).click();
+    const onPool = page.getByTestId('cordoned-node').filter({ hasText: 'ui-node' });
+    await onPool.waitFor();
+    assert.match(await onPool.innerText(), /cordoned, draining\s*since .+ \(\d+s ago\)\s*— bad fan/i);
+    assert.match(await page.getByTestId('lane-cordon').first().innerText(), /^cordoned, draining since /);
+    await page.getByRole('link', { name: 'Uncordon on the nodes page' }).click();
     await page.getByRole('button', { name: 'Uncordon ui-node' }).click();
     await row.getByRole('button', { name: 'Cordon ui-node' }).waitFor();
     assert.equal(await cordonOf(), null);

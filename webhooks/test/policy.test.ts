@@ -5,7 +5,14 @@ import { Webhook } from 'standardwebhooks';
 import { retryDelayMs } from '../backoff.js';
 import { newSecret, signedHeaders } from '../signing.js';
 import type { LookupAddress } from 'node:dns';
-import { checkWebhookUrl, isPublicAddress, UrlRefused, vettedLookup, type Resolve } from '../url-policy.js';
+import {
+  checkWebhookUrl,
+  isPublicAddress,
+  ResolveTimedOut,
+  UrlRefused,
+  vettedLookup,
+  type Resolve,
+} from '../url-policy.js';
 
 test('retry delays double from the base up to the cap, jitter within [half, whole]', () => {
   const low = () => 0;
@@ -143,4 +150,17 @@ test('the default retry schedule docs/api.md states: 2.5–5 s, 5–10 s, …, 2
   assert.deepEqual(range(10), [1_280, 2_560]);
   assert.deepEqual(range(11), [1_800, 3_600]);
   assert.deepEqual(range(40), [1_800, 3_600]);
+});
+
+test('a resolver that never answers times out as ResolveTimedOut, not a refusal; a failing one is refused', async () => {
+  const hung: Resolve = () => new Promise(() => undefined);
+  const started = Date.now();
+  const err = await checkWebhookUrl('https://hooks.example.test/x', false, hung, 50).catch((e: unknown) => e);
+  assert.ok(err instanceof ResolveTimedOut, String(err));
+  assert.equal(err.host, 'hooks.example.test');
+  assert.ok(Date.now() - started < 10_000);
+  const failing: Resolve = async () => {
+    throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
+  };
+  await assert.rejects(checkWebhookUrl('https://hooks.example.test/x', false, failing, 50), UrlRefused);
 });

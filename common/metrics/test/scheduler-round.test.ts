@@ -19,6 +19,7 @@ import { readCapacity } from '../../capacity.js';
 import { readAllShares } from '../../shares.js';
 import { createSchedulerMetrics } from '../scheduler.js';
 import { sample } from './exposition.js';
+import { cordonNode, uncordonNode } from '../../../api/nodes/cordon.js';
 
 const { redis, prefix } = fileRedis(after);
 const names = redisNames(`${prefix}:`);
@@ -196,4 +197,21 @@ test("a round's notices, wait reasons, shares and epoch are exported, the same b
     null,
     'a registry given no Redis reads no shares',
   );
+});
+
+test('cordoned nodes are counted apart, by pool and status, and still counted among the nodes', async () => {
+  await poolWith('cordons', 1);
+  const node = await pool.query(
+    `INSERT INTO nodes (name, pool_id, last_heartbeat_at)
+     SELECT 'n-cordons-2', id, now() FROM pools WHERE name = 'cordons' RETURNING id`,
+  );
+  const id = node.rows[0].id as string;
+  const scrape = () => createSchedulerMetrics(pool).registry.metrics();
+  assert.equal(await cordonNode(pool, id, { reason: 'disk', evict: true }), true);
+  const cordoned = await scrape();
+  assert.equal(sample(cordoned, 'timeshare_nodes', { pool: 'cordons', status: 'ready' }), 2);
+  assert.equal(sample(cordoned, 'timeshare_nodes_cordoned', { pool: 'cordons', status: 'ready' }), 1);
+  await uncordonNode(pool, id);
+  const none = await scrape();
+  assert.equal(sample(none, 'timeshare_nodes_cordoned', { pool: 'cordons', status: 'ready' }), 0);
 });

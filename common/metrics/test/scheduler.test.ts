@@ -38,7 +38,10 @@ test('scheduler gauges are read from the database once per scrape and forget emp
       { pool: 'h100', status: 'running', n: '2' },
     ],
     queued: [{ pool: 'default', n: '3', wait: 42.5 }],
-    nodes: [{ pool: 'default', status: 'lost', n: '1' }],
+    nodes: [
+      { pool: 'default', status: 'lost', n: '1', cordoned: '0' },
+      { pool: 'default', status: 'ready', n: '3', cordoned: '2' },
+    ],
     reasons: [
       { pool: 'default', reason: 'quota', n: '2' },
       { pool: 'default', reason: 'none', n: '1' },
@@ -82,6 +85,9 @@ test('scheduler gauges are read from the database once per scrape and forget emp
   assert.match(text, /^timeshare_queue_depth_jobs\{pool="default"\} 3$/m);
   assert.match(text, /^timeshare_queue_oldest_wait_seconds\{pool="default"\} 42.5$/m);
   assert.match(text, /^timeshare_nodes\{pool="default",status="lost"\} 1$/m);
+  assert.match(text, /^timeshare_nodes\{pool="default",status="ready"\} 3$/m, 'cordoned nodes still counted');
+  assert.match(text, /^timeshare_nodes_cordoned\{pool="default",status="ready"\} 2$/m);
+  assert.match(text, /^timeshare_nodes_cordoned\{pool="default",status="lost"\} 0$/m);
   assert.match(text, /^timeshare_scheduler_node_lost_requeues_total 2$/m);
   assert.match(text, /^timeshare_scheduler_liveness_sweeps_total\{result="ok"\} 1$/m);
   assert.match(text, /^timeshare_scheduler_leader 1$/m);

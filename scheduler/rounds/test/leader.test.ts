@@ -53,6 +53,7 @@ const placing = (j: { id: string; tenantId: string; nodeId: string }): Decisions
     },
   ],
   preempt: [],
+  withdraw: [],
   takeBack: [],
   queue: [],
   shares: [],

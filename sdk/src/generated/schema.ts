@@ -717,7 +717,7 @@ export interface paths {
         };
         /**
          * A pool's device-lock timeline: who held each device, when, in which stage
-         * @description Each device of the pool, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.
+         * @description Each device of the pool, with its node's status and cordon, and every device-lock hold on them since `since` in the order they were granted, with the job, its tenant and the stage; open holds have no `end`. Pages of `limit`, the next one `after` the `nextCursor`.
          */
         get: operations["getPoolTimeline"];
         put?: never;
@@ -828,6 +828,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Several of the node's report records (start, report, checkpoint, finish) in one request
+         * @description Up to 100 records, each what the single route of its `kind` takes (`/v1/nodes/{id}/jobs/{jobId}/start`, `report`, `checkpoints`, `finish`) about job `jobId`, written in node protocol `protocol`, and guarded as there: applied only while the job is placed on this node in the run the record names. Applied in order, in one transaction, each record on its own: the answer has one result per record, in order. `done` (final; `applied: false` when the guard did not hold), `refused` (final: the 4xx its single route would answer, with `param` under `records.<i>`), `failed` (not applied for now: send it again; `node_protocol_unsupported` for a version this control plane does not read yet), `skipped` (not tried: an earlier record of the same job failed; send it again after that one). More records than the limit is `413 payload_too_large` (`param: records`), as is a body over the limit: nothing is applied, send fewer. A batch that cannot commit fails whole (`503`), and is applied once when sent again.
+         */
+        post: operations["reportNodeJobsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/preempt": {
         parameters: {
             query?: never;
@@ -863,7 +883,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Every job event of yours of a type in `events` (none listed: of every type it accepts; other event types are not sent) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses, or whose host does not resolve (what it resolves to cannot be checked), are refused unless the operator allows private addresses.
+         * @description Every job event of yours of a type in `events` (none listed: of every type it accepts; other event types are not sent) is POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the returned secret, at least once, retried with exponential backoff for up to 72 h. URLs on private or loopback addresses, or whose host does not resolve (what it resolves to cannot be checked), are refused unless the operator allows private addresses. A host whose DNS gives no answer within `TIMESHARE_WEBHOOK_DNS_TIMEOUT_MS` (5 s) is answered 503 `dns_timeout` with `Retry-After`: nothing is registered, and the request may be retried.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1142,7 +1162,7 @@ export interface components {
             error: {
                 type: string;
                 /**
-                 * @description Stable machine-readable code; new codes may be added. Known codes: `invalid_request` (400), `node_protocol_unsupported` (400), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `range_not_satisfiable` (416), `request_header_fields_too_large` (431), `quota_exceeded` (429), `rate_limited` (429), `internal` (500), `unavailable` (503)
+                 * @description Stable machine-readable code; new codes may be added. Known codes: `invalid_request` (400), `node_protocol_unsupported` (400), `unauthorized` (401), `forbidden` (403), `not_found` (404), `method_not_allowed` (405), `conflict` (409), `payload_too_large` (413), `range_not_satisfiable` (416), `request_header_fields_too_large` (431), `quota_exceeded` (429), `rate_limited` (429), `internal` (500), `unavailable` (503), `dns_timeout` (503)
                  * @example invalid_request
                  * @example node_protocol_unsupported
                  * @example unauthorized
@@ -1157,6 +1177,7 @@ export interface components {
                  * @example rate_limited
                  * @example internal
                  * @example unavailable
+                 * @example dns_timeout
                  */
                 code: string;
                 message: string;
@@ -1295,7 +1316,7 @@ export interface components {
              */
             id: string;
             type: string;
-            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); `job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, `replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with `evict`), or `admin` (POST /v1/jobs/{id}/preempt) */
+            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); `job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, `replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with `evict`), or `admin` (POST /v1/jobs/{id}/preempt); `job.preempt_withdrawn` the withdrawn notice's `reason` and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on */
             data: {
                 [key: string]: unknown;
             };
@@ -1538,6 +1559,7 @@ export interface components {
             node: string;
             nodeName: string;
             nodeStatus: string;
+            nodeCordon: components["schemas"]["NodeCordon"] & unknown;
             index: number;
         };
         PoolHold: {
@@ -1702,6 +1724,71 @@ export interface components {
              * @enum {string|null}
              */
             reason?: "steps_completed" | "target_reward" | "target_accuracy" | null;
+        };
+        /** @description One result per record, in the order of `records`. */
+        NodeReportBatchResult: {
+            results: components["schemas"]["NodeReportResult"][];
+        };
+        NodeReportResult: {
+            /** @enum {string} */
+            result: "done";
+            applied: boolean;
+            /** Format: uuid */
+            checkpointId?: string | null;
+        } | {
+            /** @enum {string} */
+            result: "refused";
+            error: {
+                status: number;
+                code: string;
+                message: string;
+                param: string | null;
+            };
+        } | {
+            /** @enum {string} */
+            result: "failed";
+            error: {
+                status: number;
+                code: string;
+                message: string;
+                param: string | null;
+            };
+        } | {
+            /** @enum {string} */
+            result: "skipped";
+        };
+        NodeReportBatch: {
+            records: components["schemas"]["NodeReportRecord"][];
+        };
+        /** @description A report record: what the single route of its `kind` takes as `body`, about job `jobId`, written in node protocol `protocol`. */
+        NodeReportRecord: {
+            /** @enum {string} */
+            kind: "start";
+            /** Format: uuid */
+            jobId: string;
+            protocol: number;
+            body: components["schemas"]["JobStart"];
+        } | {
+            /** @enum {string} */
+            kind: "report";
+            /** Format: uuid */
+            jobId: string;
+            protocol: number;
+            body: components["schemas"]["JobReport"];
+        } | {
+            /** @enum {string} */
+            kind: "checkpoint";
+            /** Format: uuid */
+            jobId: string;
+            protocol: number;
+            body: components["schemas"]["CheckpointReport"];
+        } | {
+            /** @enum {string} */
+            kind: "finish";
+            /** Format: uuid */
+            jobId: string;
+            protocol: number;
+            body: components["schemas"]["JobFinish"];
         };
         WebhookEndpointCreated: components["schemas"]["WebhookEndpoint"] & {
             /** @description Standard Webhooks signing secret (`whsec_…`), shown once */
@@ -5338,6 +5425,11 @@ export interface operations {
                         data: components["schemas"]["LockInterval"][];
                         /** @description Where the next page starts (`after`); null when this page reached the newest hold */
                         nextCursor: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the oldest record the lock timeline still keeps was written; null while it keeps none. Nothing before it is known: Redis keeps the timeline in memory only, so a Redis restart starts it anew (holds taken back after it are recorded again), and it is trimmed to its newest ~100,000 entries
+                         */
+                        recordedSince: string | null;
                     };
                 };
             };
@@ -7108,6 +7200,131 @@ export interface operations {
             };
         };
     };
+    reportNodeJobsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                "timeshare-node-protocol"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeReportBatch"];
+            };
+        };
+        responses: {
+            /** @description One result per record, in order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeReportBatchResult"];
+                };
+            };
+            /** @description `node_protocol_unsupported`: A worker daemon spoke a node protocol version (`Timeshare-Node-Protocol`) this control plane does not accept: a newer one (upgrade the control plane first) or one older than it still reads; the message names the range. `invalid_request`: The request is malformed or a field is invalid; `param` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `forbidden`: The credential is valid but its role may not call this route. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No such resource for this caller (other tenants' resources are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists but not with this method; the Allow header lists those it has. */
+            405: {
+                headers: {
+                    /** @description The methods this path has */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The request body exceeds the configured limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests in a short time; retry after the Retry-After header. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying, on `rate_limited` (a `quota_exceeded` answer has none) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `request_header_fields_too_large`: The request's headers exceed the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal`: An unexpected server error; the request id in the logs identifies it. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     preemptJob: {
         parameters: {
             query?: never;
@@ -7436,7 +7653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. */
+            /** @description `unavailable`: A dependency (PostgreSQL, Redis) is unavailable; retry later. `dns_timeout`: The host of a URL in the request (a webhook's `url`) did not resolve in time, so where it points could not be checked; `param` names the field. Retry later; a host whose DNS never answers is never accepted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */

@@ -2,11 +2,13 @@
  * Each device of a pool as a lane, each device-lock hold as a bar in its job's colour, from the
  * window's start to now; a dark tick marks every switch from one job to another on a device. Bars
  * are SVG scaled to the lane's width (labels stay HTML, so they never stretch), which keeps the
- * picture readable from a phone to a wide screen.
+ * picture readable from a phone to a wide screen. A lane of a cordoned node says so: it takes
+ * nothing new, so its holds end as its jobs leave.
  */
 import { Group, Stack, Text, Tooltip } from '@mantine/core';
 import type { components } from '../../../sdk/src/index.js';
-import { jobColor } from '../format.js';
+import { jobColor, time } from '../format.js';
+import { cordonBadge } from './cordoned-nodes.js';
 
 type Timeline = components['schemas']['PoolTimeline'];
 type Hold = components['schemas']['PoolHold'];
@@ -43,7 +45,12 @@ export function LockTimeline({ timeline }: { timeline: Timeline }) {
         return (
           <div key={`${d.node}/${d.index}`} data-testid="device-lane" data-holds={holds.length}>
             <Text size="xs" c="dimmed">
-              {d.nodeName} · device {d.index} {d.nodeStatus !== 'ready' ? `(${d.nodeStatus})` : ''}
+              {d.nodeName} · device {d.index} {d.nodeStatus !== 'ready' ? `(${d.nodeStatus})` : ''}{' '}
+              {d.nodeCordon && (
+                <Text span size="xs" c={cordonBadge(d.nodeCordon).color} data-testid="lane-cordon">
+                  {cordonBadge(d.nodeCordon).label} since {time(d.nodeCordon.cordonedAt)}
+                </Text>
+              )}
             </Text>
             <svg
               viewBox={`0 0 ${WIDTH} ${LANE_HEIGHT}`}

@@ -1,6 +1,6 @@
 /**
  * A node's cordon on the admin's nodes page (POST /v1/nodes/{id}/cordon, /uncordon): the flag with
- * the admin's reason, and Cordon, Drain (cordon with eviction) and Uncordon. Cordon and Drain ask
+ * since when and the admin's reason, and Cordon, Drain (cordon with eviction) and Uncordon. Cordon and Drain ask
  * first in the confirm dialog, saying what they do to the node's jobs, and take an optional reason;
  * Uncordon undoes them and asks nothing.
  */
@@ -11,6 +11,8 @@ import { useApi } from '../api-context.js';
 import { useAction } from '../use-action.js';
 import { ConfirmDialog } from './confirm-dialog.js';
 import { Refusal } from './refusal.js';
+import { cordonBadge } from './cordoned-nodes.js';
+import { ago } from '../format.js';
 
 type Node = components['schemas']['Node'];
 
@@ -48,9 +50,17 @@ export function NodeCordon({ node, onChanged }: { node: Node; onChanged: () => v
     <Stack gap={4} data-testid="node-cordon">
       {c && (
         <Group gap={6}>
-          <Badge color={c.evict ? 'orange' : 'yellow'} variant="light" data-testid="cordon-state">
-            {c.evict ? 'cordoned, draining' : 'cordoned'}
+          <Badge color={cordonBadge(c).color} variant="light" data-testid="cordon-state">
+            {cordonBadge(c).label}
           </Badge>
+          <Text
+            size="sm"
+            c="dimmed"
+            title={new Date(c.cordonedAt).toLocaleString()}
+            data-testid="cordon-since"
+          >
+            since {ago(c.cordonedAt)}
+          </Text>
           {c.reason && (
             <Text size="sm" c="dimmed" data-testid="cordon-reason">
               {c.reason}

@@ -1,5 +1,5 @@
 /**
- * Admin: one pool. Its devices' lock timeline — who held each device, when, in which stage, with
+ * Admin: one pool. The nodes an admin cordoned (since when, why); its devices' lock timeline — who held each device, when, in which stage, with
  * every switch between jobs marked — refreshed every two seconds; and its queue in the scheduler's
  * order with positions, estimated starts and wait reasons.
  */
@@ -11,6 +11,7 @@ import { useApi } from '../api-context.js';
 import { usePoll } from '../use-poll.js';
 import { ago, waitReasonText } from '../format.js';
 import { LockTimeline } from '../components/lock-timeline.js';
+import { CordonedNodes } from '../components/cordoned-nodes.js';
 
 // Stages last tenths of a second on small jobs: the shortest window shows each hold.
 const WINDOWS = { '20 s': 20_000, '1 min': 60_000, '5 min': 300_000, '15 min': 900_000 } as const;
@@ -89,6 +90,7 @@ export function PoolPage({ name }: { name: string }) {
         ← Pools
       </Anchor>
       <Title order={3}>Pool {name}</Title>
+      {timeline.data && <CordonedNodes devices={timeline.data.devices} />}
       <Card withBorder>
         <Group justify="space-between" mb="sm">
           <Title order={5}>Device-lock timeline</Title>
