@@ -88,7 +88,7 @@ test(
         0,
     );
     const t = await c.h.createTenant('partitioned');
-    const id = (await t.as(c.h.http.post('/v1/jobs')).send(steadyJob('partitioned', 200)).expect(201)).body
+    const id = (await t.as(c.h.http.post('/v1/jobs')).send(steadyJob('partitioned', 80)).expect(201)).body
       .id as string;
     await waitForStatus(c, t, id, ['running']);
     await waitFor(

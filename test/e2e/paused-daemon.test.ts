@@ -15,7 +15,7 @@ before(async () => {
 });
 after(() => c.close());
 
-const STEPS = 200;
+const STEPS = 80;
 
 test(
   'a paused daemon: its job process stops before the job runs elsewhere, and the job finishes once',

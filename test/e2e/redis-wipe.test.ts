@@ -36,7 +36,7 @@ test(
         (
           await t
             .as(c.h.http.post('/v1/jobs'))
-            .send({ ...steadyJob(name, 150), maxAttempts: 1 })
+            .send({ ...steadyJob(name, 90), maxAttempts: 1 })
             .expect(201)
         ).body.id,
       );
