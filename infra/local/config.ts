@@ -22,6 +22,8 @@ export const launcherConfigSchema = z.object({
   /** The local worker's virtual devices (its --virtual-devices). */
   TIMESHARE_VIRTUAL_DEVICES: numberIn({ min: 1, max: 64 }).default(2),
   TIMESHARE_NODE_NAME: nonBlank().max(128, 'must be at most 128 characters').optional(),
+  /** Where a private PostgreSQL and Redis, checkpoints and the outbox live; unset, `.data/` in the checkout. One launcher per folder (data-lock.ts). */
+  TIMESHARE_DATA_DIR: nonBlank().optional(),
   /**
    * The first of three ports, one Prometheus endpoint each: scheduler-a, scheduler-b, the worker
    * (children.ts); 0 = off.

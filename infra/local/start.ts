@@ -22,12 +22,14 @@ import {
 } from './children.js';
 import { loadLauncherConfig } from './config.js';
 import { findPostgres, findRedis, type Service } from './services.js';
+import { claimDataDir } from './data-lock.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dataDir = path.join(root, '.data');
 const log = (m: string) => console.log(`[start] ${m}`);
 const services: Service[] = [];
 const config = configOrExit('start', () => loadLauncherConfig());
+const dataDir = path.resolve(config.TIMESHARE_DATA_DIR ?? path.join(root, '.data'));
+let releaseDataDir = () => {};
 
 /** One supervised child: started again when it dies while the launcher is not stopping. */
 interface Supervised {
@@ -156,6 +158,7 @@ async function stop(code: number): Promise<void> {
   // found the API gone and it hung retrying them.
   for (const s of [...children].reverse()) await terminate(s.child);
   for (const s of services) await s.stop();
+  releaseDataDir();
   log(code === 0 ? 'stopped' : `stopped (exit ${code})`);
   process.exit(code);
 }
@@ -255,8 +258,14 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
-  // .data/ is made by what writes there (a private database, checkpoints, the outbox), not here:
-  // a system on configured or local services left an empty one behind.
+  // Claimed after the port checks, so a second launcher on the same port says that first. The folder
+  // goes again on a clean stop if nothing but the lock was written there (configured services).
+  try {
+    releaseDataDir = claimDataDir(dataDir);
+  } catch (err) {
+    log(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
   const postgres = await findPostgres(dataDir, log);
   services.push(postgres);
   const redis = await findRedis(dataDir, log);

@@ -152,6 +152,21 @@ test("submissions, cancels and priority changes are not held by Redis's reconnec
   assert.ok(logs.slice(fired).some((l) => /Redis notices are sent again/.test(l.msg)));
 });
 
+test('an admin preemption with Redis down answers 503 at once (only Redis carries it to the node), not 202', async () => {
+  const running = (
+    await tenant(http.post('/v1/jobs')).send({ name: 'held', workflow: { task: { name: 'addition' } } })
+  ).body.id as string;
+  await h.api.deps.db.pool.query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [running]);
+  redis.down();
+  await until('the API to see Redis gone', () => h.api.deps.redis.status !== 'ready');
+  const [res, ms] = await timed(h.admin(http.post(`/v1/jobs/${running}/preempt`)));
+  assertUnavailable(res, 'admin preempt');
+  assert.ok(ms < 1000, `answered in ${ms.toFixed(0)} ms, not after Redis's retries`);
+  redis.up();
+  await until('the API to reconnect to Redis', () => h.api.deps.redis.status === 'ready');
+  await h.admin(http.post(`/v1/jobs/${running}/preempt`)).expect(202);
+});
+
 /** The job list (pool statements written by hand) and the tenant list (Prisma). */
 async function assertBothUnavailable(what: string): Promise<void> {
   for (let i = 0; i < 3; i++) {

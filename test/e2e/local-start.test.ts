@@ -35,7 +35,7 @@ after(async () => {
   rmSync(storage, { recursive: true, force: true });
 });
 
-const launch = () =>
+const launch = (over: Record<string, string> = {}) =>
   launchLocal({
     DATABASE_URL: db.url,
     REDIS_URL: testRedisUrl(),
@@ -44,6 +44,7 @@ const launch = () =>
     TIMESHARE_ADMIN_KEY: adminKey,
     TIMESHARE_JWT_SECRET: jwtSecret,
     PORT: String(port),
+    ...over,
   });
 
 async function call<T>(base: string, route: string, token: string, body?: unknown): Promise<T> {
@@ -85,6 +86,12 @@ test(
       // the running API for its own, release the running worker's node (requeueing this job) and
       // start a second set of services against the same database.
       await assert.rejects(launch(), /127\.0\.0\.1:\d+ is in use: is Timeshare already running/);
+      // On a port of its own it stops on the data folder instead: the two shared one outbox, one
+      // checkpoint store and a private database's directory.
+      await assert.rejects(
+        launch({ PORT: String(await freePort()) }),
+        /another npm start \(pid \d+\) is using .*: stop it first, or give this one a folder of its own with TIMESHARE_DATA_DIR/,
+      );
       const job = await call<{ status: string }>(first.url, `/v1/jobs/${jobId}`, token);
       assert.equal(job.status, 'running', 'the job ran on, its node untouched');
       const nodes = await call<{ data: { status: string }[] }>(first.url, '/v1/nodes', adminKey);

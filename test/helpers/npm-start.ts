@@ -16,10 +16,14 @@ export interface Launched {
 }
 
 export async function launchLocal(env: Record<string, string>): Promise<Launched> {
-  // The worker's outbox goes with the caller's storage: under the repository's .data/ it outlived
-  // the test (an empty .data/outbox/ left in the checkout).
+  // The worker's outbox and the launcher's data folder go with the caller's storage: under the
+  // repository's .data/ they outlived the test (an empty .data/outbox/ left in the checkout), and a
+  // developer's own `npm start` there would refuse the test's launcher (infra/local/data-lock.ts).
   const outbox = env.TIMESHARE_STORAGE_ROOT
-    ? { TIMESHARE_OUTBOX_DIR: path.join(env.TIMESHARE_STORAGE_ROOT, '.outbox') }
+    ? {
+        TIMESHARE_OUTBOX_DIR: path.join(env.TIMESHARE_STORAGE_ROOT, '.outbox'),
+        TIMESHARE_DATA_DIR: path.join(env.TIMESHARE_STORAGE_ROOT, '.data'),
+      }
     : {};
   const launcher = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'infra/local/start.ts')], {
     cwd: repoRoot,
