@@ -28,10 +28,10 @@ async function nodeId(client: TimeshareClient, ref: string): Promise<string> {
 }
 
 /** A node's cordon in a few words: `drain` when its jobs are evicted, and the admin's reason. */
-function cordonText(n: Node): string {
-  if (!n.cordon) return '';
-  const what = n.cordon.evict ? 'drain' : 'cordoned';
-  return n.cordon.reason ? `${what}: ${n.cordon.reason}` : what;
+export function cordonText(cordon: Node['cordon']): string {
+  if (!cordon) return '';
+  const what = cordon.evict ? 'drain' : 'cordoned';
+  return cordon.reason ? `${what}: ${cordon.reason}` : what;
 }
 
 export function adminNodeCommands(admin: Command, ctx: () => Context): void {
@@ -48,7 +48,7 @@ export function adminNodeCommands(admin: Command, ctx: () => Context): void {
             n.name,
             n.pool,
             n.status,
-            cordonText(n),
+            cordonText(n.cordon),
             n.devices.length,
             n.lastHeartbeatAt,
           ]),

@@ -4,6 +4,7 @@ import { unwrap, type components } from '../../sdk/src/index.js';
 import type { Context } from '../context.js';
 import { emit, table } from '../output.js';
 import { addTimelineOptions, printMore, timelineQuery, type TimelineOptions } from '../timeline-options.js';
+import { cordonText } from './admin-nodes.js';
 
 type PoolCapacity = components['schemas']['PoolCapacity'];
 
@@ -58,6 +59,10 @@ export function adminPoolCommands(admin: Command, ctx: () => Context): void {
         `pool ${t.pool}: ${t.devices.length} devices on ${nodes} nodes; holds from ${t.since} to ${t.now}, ` +
           `${t.switches} handoffs between jobs`,
       );
+      // Cordoned nodes take nothing new: said before the holds, which show only what ran.
+      const cordoned = new Map(t.devices.filter((d) => d.nodeCordon).map((d) => [d.node, d]));
+      for (const d of cordoned.values())
+        console.log(`node ${d.nodeName} ${cordonText(d.nodeCordon)} since ${d.nodeCordon!.cordonedAt}`);
       console.log(
         table(
           ['node', 'device', 'job', 'name', 'tenant', 'stage', 'start', 'end', 'reason'],

@@ -55,6 +55,11 @@ test('cordon by name, drain with a reason, list shows it, uncordon by id; unknow
   const line = list.stdout.split('\n').find((l) => l.includes('cli-cordoned'));
   assert.match(line ?? '', /drain: disk replacement/);
 
+  // The pool's timeline says it before the holds; the --json page carries it on each device.
+  const timeline = await runCli(['admin', 'pools', 'timeline', 'default'], cli.env);
+  assert.equal(timeline.code, 0, timeline.stderr);
+  assert.match(timeline.stdout, /^node cli-cordoned drain: disk replacement since \d{4}-\d\d-\d\dT\S+Z$/m);
+
   const off = await runCli(['admin', 'nodes', 'uncordon', node.id], cli.env);
   assert.equal(off.code, 0, off.stderr);
   assert.equal(off.stdout, `node cli-cordoned (${node.id}) uncordoned: jobs may be placed on it again\n`);
@@ -63,6 +68,8 @@ test('cordon by name, drain with a reason, list shows it, uncordon by id; unknow
     (await runCli(['--json', 'admin', 'nodes', 'uncordon', 'cli-cordoned'], cli.env)).stdout,
   );
   assert.equal(json.cordon, null, 'again: a no-op');
+  const after = await runCli(['admin', 'pools', 'timeline', 'default'], cli.env);
+  assert.doesNotMatch(after.stdout, /cli-cordoned/);
 
   const byName = await runCli(['admin', 'nodes', 'cordon', 'no-such-node'], cli.env);
   assert.equal(byName.code, 1);
