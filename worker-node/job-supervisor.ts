@@ -170,7 +170,11 @@ export class JobSupervisor {
       ) {
         this.noticed.delete(a.jobId);
         if (this.withdraw(a.jobId, a.queueSeq))
-          this.logger.info({ jobId: a.jobId, queueSeq: a.queueSeq }, 'preemption notice withdrawn');
+          // Said as sent: a job whose checkpoint has begun stops all the same (its outcome says so).
+          this.logger.info(
+            { jobId: a.jobId, queueSeq: a.queueSeq },
+            'preemption notice withdrawn: told the job, which runs on unless its checkpoint has begun',
+          );
       }
     }
     for (const [jobId, r] of this.jobs) {

@@ -188,8 +188,14 @@ export function requeueJob(
          FROM prev WHERE quotas.tenant_id = prev.tenant_id
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
+       -- A run that stopped for a notice withdrawn too late for it (scheduler/core/withdraw.ts: its
+       -- checkpoint had begun) left for that notice's reason, not an admin's.
        SELECT id, 'job.preempted', jsonb_build_object('status', 'preempted', 'nodeId', from_node,
-                                                      'reason', coalesce(notice_reason, 'admin'))
+                                                      'reason', coalesce(notice_reason, (
+           SELECT w.data->>'reason' FROM job_events w
+            WHERE w.job_id = j.id AND w.type = 'job.preempt_withdrawn'
+              AND w.data->>'queueSeq' = j.ended_run::text
+            ORDER BY w.id DESC LIMIT 1), 'admin'))
          FROM j WHERE $3 = 'preempted'
        UNION ALL
        SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,

@@ -129,11 +129,11 @@ WITH v AS (
   UPDATE jobs SET preempt_requested_at = NULL, preempt_reason = NULL, sched_epoch = $2, updated_at = now()
     FROM v WHERE jobs.id = v.id AND jobs.status IN ('placed', 'running')
            AND jobs.preempt_requested_at IS NOT NULL AND jobs.preempt_reason = v.reason
-  RETURNING jobs.id, v.reason, v.because
+  RETURNING jobs.id, jobs.queue_seq, v.reason, v.because
 ), e AS (
   INSERT INTO job_events (job_id, type, data)
   SELECT id, 'job.preempt_withdrawn', jsonb_build_object('reason', reason, 'because', because,
-                                                         'epoch', $2::bigint) FROM j
+                                                         'queueSeq', queue_seq, 'epoch', $2::bigint) FROM j
   RETURNING id, job_id
 )
 SELECT e.job_id, array_agg(e.id ORDER BY e.id) AS event_ids FROM e GROUP BY e.job_id`;

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { assignmentsOf } from '../../../common/jobs/assignments.js';
+import { requeueJob } from '../../../common/jobs/transitions.js';
 import { defaultPolicy } from '../../core/policy.js';
 import { insertRunningJob, runRound, tenantPoolNode, useRoundDatabase } from './round-db.js';
 
@@ -43,7 +44,7 @@ it('a pause notice is withdrawn once the job is resumed: row, event and assignme
   ).rows[0];
   assert.deepEqual(row, { status: 'running', preempt_requested_at: null, preempt_reason: null });
   const events = await pool.query(
-    `SELECT data - 'epoch' AS data FROM job_events WHERE job_id = $1 AND type = 'job.preempt_withdrawn'`,
+    `SELECT data - 'epoch' - 'queueSeq' AS data FROM job_events WHERE job_id = $1 AND type = 'job.preempt_withdrawn'`,
     [id],
   );
   assert.deepEqual(
@@ -55,4 +56,17 @@ it('a pause notice is withdrawn once the job is resumed: row, event and assignme
   // Nothing more happens to it: the next round neither notices nor withdraws again.
   const next = (await runRound(pool)).d;
   assert.deepEqual([next.preempt, next.withdraw, next.takeBack], [[], [], []]);
+
+  // Its checkpoint had begun before the withdrawal reached it: it leaves all the same, and says it
+  // left for the withdrawn notice's reason (it said `admin`, an admin preemption nobody made).
+  const { queue_seq: run } = (await pool.query(`SELECT queue_seq FROM jobs WHERE id = $1`, [id])).rows[0];
+  assert.ok(await requeueJob(pool, id, at.nodeId, run, 'preempted', null));
+  const left = await pool.query(
+    `SELECT data->>'reason' AS reason FROM job_events WHERE job_id = $1 AND type = 'job.preempted'`,
+    [id],
+  );
+  assert.deepEqual(
+    left.rows.map((e) => e.reason),
+    ['pause'],
+  );
 });
