@@ -13,7 +13,9 @@
  *
  * Requests from the daemon are honoured at the next stage (or micro-batch) boundary (a stage is well under a second
  * for the model sizes here) or at once while waiting for the lock: cancel stops; preempt and drain
- * checkpoint the last completed step, release, and report.
+ * checkpoint the last completed step, release, and report. A temporal step with a step to save
+ * keeps its place in the lock's queue through a preempt or a drain and decides at its turn
+ * (withDevices), so that a notice withdrawn meanwhile lets the job run on.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine, Profile, Rollouts, TrainStats } from '../native/index.js';
@@ -183,20 +185,50 @@ export class StageLoop {
   }
 
   /**
-   * Holds the job's devices for one stage. Returns null if a stop request arrived while waiting.
+   * Holds the job's devices for one temporal step. Returns null if a stop request came first.
    * `onload` and `offload` times go into the profile; device-seconds count the whole hold.
+   *
+   * With a step to save, a preemption or a drain that comes while the step waits for its turn
+   * keeps the job's place in the lock's queue (a cancel still ends the wait at once), and the
+   * job decides at the grant: if the request still stands, the final checkpoint is taken in this
+   * very hold instead of the step (stop() then finds it saved and acquires nothing; the job stops
+   * sooner than by asking again at the back of the queue, so no later within the grace period)
+   * and null is returned; if the notice was withdrawn meanwhile, the step runs. With nothing to
+   * save the wait ends at once, as before: stopping needs no turn then, and waiting for one could
+   * outlast the grace where stopping took no time.
    */
-  private withDevices<T>(
+  private async withDevices<T>(
     stage: string,
     step: number | null,
     fn: () => Promise<HoldResult<T>>,
   ): Promise<T | null> {
-    return this.hold(this.learner, this.devices, stage, step, fn);
+    if (this.completedStep <= this.lastSavedStep)
+      return this.hold(this.learner, this.devices, stage, step, fn);
+    let saved = null as SavedCheckpoint | null;
+    const value = await this.hold(this.learner, this.devices, stage, step, fn, undefined, () => {
+      if (this.request !== 'preempt' && this.request !== 'drain') return null;
+      // The checkpoint begins: a notice withdrawn from here on changes nothing (withdrawPreempt).
+      this.stopping = true;
+      const at = this.completedStep;
+      return {
+        stage: 'checkpoint',
+        step: at,
+        fn: async () => {
+          saved = await this.d.saveCheckpoint(at, this.learner);
+          return { value: null };
+        },
+      };
+    });
+    if (saved) this.record(saved);
+    return value;
   }
 
   /**
    * `engine` null: the hold moves no engine's state (`fn` manages engines itself, with the token).
    * `held` gets the hold's seconds (onload, run, offload), for the balancer's meter.
+   * `atGrant`: the wait for the devices keeps its place through a preempt or a drain (only a
+   * cancel aborts it); at the grant it says what runs in the hold instead of `fn` (reported as
+   * its `stage` and `step`), or null for `fn`.
    */
   private async hold<T>(
     engine: Engine | null,
@@ -205,13 +237,15 @@ export class StageLoop {
     step: number | null,
     fn: (token: number, tokens: Readonly<Record<string, number>>) => Promise<HoldResult<T>>,
     held?: (seconds: number) => void,
+    atGrant?: () => { stage: string; step: number | null; fn: () => Promise<HoldResult<null>> } | null,
   ): Promise<T | null> {
     let grant: Grant | null = null;
     const waitStart = performance.now();
     /** Since when the lock's Redis has not answered this acquire (performance.now()). */
     let unreachableSince: number | null = null;
     while (!grant) {
-      const signal = this.request === 'cancel' ? AbortSignal.abort() : this.abort.signal;
+      const signal =
+        this.request === 'cancel' ? AbortSignal.abort() : atGrant ? this.cancelled.signal : this.abort.signal;
       try {
         grant = await this.d.locks.acquire({
           devices,
@@ -272,6 +306,11 @@ export class StageLoop {
         if (isLockOutage(err)) unreachable = err;
       },
     });
+    const instead = atGrant?.() ?? null;
+    if (instead) {
+      stage = instead.stage;
+      step = instead.step;
+    }
     const t0 = performance.now();
     const lockWaitSeconds = (t0 - waitStart) / 1000;
     let onloadSeconds = 0;
@@ -286,7 +325,7 @@ export class StageLoop {
         // refuses (400) for as long as the stage holds them: the node looked lost.
         this.d.occupancy(devices, Math.ceil((await engine.info()).arenaBytes / devices.length));
       }
-      const out = await fn(token, grant.tokens);
+      const out: HoldResult<T | null> = instead ? await instead.fn() : await fn(token, grant.tokens);
       if (this.lost) throw this.lost;
       const t1 = performance.now();
       await engine?.offload();
@@ -405,7 +444,10 @@ export class StageLoop {
     const w = this.d.start.spec.workflow;
     const partialTail = this.d.start.placement.partialTail ?? 0;
     for (let step = this.completedStep + 1; step <= w.steps; step++) {
-      if (this.request) return this.stop();
+      // A preempt or a drain with a step to save waits for the turn in withDevices: a notice
+      // withdrawn before it comes lets the job run on.
+      if (this.request === 'cancel' || (this.request && this.completedStep <= this.lastSavedStep))
+        return this.stop();
       const result = await this.withDevices('rl_step', step, async () => {
         const { stats, profile, staleness, carriedGroups, occupancy } = await this.learner.rlStep({
           generate: {

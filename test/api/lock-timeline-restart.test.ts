@@ -7,20 +7,13 @@
  * in production) under a temporary folder, killed and started again on the same port.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { LeaseKeeper } from '../../common/device-lock/index.js';
 import { startHarness, type Harness } from '../helpers/api-harness.js';
 import { registerTestNode } from '../helpers/test-node.js';
+import { PrivateRedis } from '../helpers/private-redis.js';
 
-let dir = '';
-let port = 0;
-let server: ChildProcess | null = null;
+let redis: PrivateRedis;
 let h: Harness;
 
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
@@ -31,58 +24,13 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 15
   }
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
-
-async function startRedis(): Promise<void> {
-  server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis(port, '127.0.0.1', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => undefined);
-  try {
-    await until('redis-server to answer', async () => {
-      const pong = await probe.connect().then(
-        () => probe.ping(),
-        () => null,
-      );
-      return pong === 'PONG';
-    });
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function stopRedis(): Promise<void> {
-  const s = server;
-  server = null;
-  if (!s || s.exitCode !== null) return;
-  const gone = new Promise((r) => s.once('exit', r));
-  s.kill('SIGKILL');
-  await gone;
-}
-
 before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'lock-timeline-restart-'));
-  port = await freePort();
-  await startRedis();
-  h = await startHarness({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  redis = await PrivateRedis.start();
+  h = await startHarness({ REDIS_URL: redis.url });
 });
 after(async () => {
   await h.close();
-  await stopRedis();
-  await rm(dir, { recursive: true, force: true });
+  await redis.close();
 });
 
 interface Hold {
@@ -114,9 +62,9 @@ test('after a Redis restart the timeline records again, from a recordedSince aft
     const firstSince = Date.parse(first.recordedSince as string);
     assert.ok(firstSince <= Date.parse(first.data[0].start), 'the hold is within what is recorded');
 
-    await stopRedis();
+    await redis.kill();
     const restartedAt = Date.now();
-    await startRedis();
+    await redis.restart();
     await until('the API to reconnect', () => h.api.deps.redis.status === 'ready');
     // Right after the restart Redis knows of no hold: nothing recorded, and the answer says so.
     await until(

@@ -11,9 +11,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -23,6 +21,7 @@ import { DeviceLockService } from '../../common/device-lock/index.js';
 import type { Assignment } from '../control-plane-client.js';
 import { JobSupervisor } from '../job-supervisor.js';
 import type { OutboxReport, ReportOutbox } from '../report-outbox.js';
+import { PrivateRedis } from '../../test/helpers/private-redis.js';
 
 const LEASE_MS = 1500;
 const jobId = '5d4c3b2a-1f0e-4d9c-8b7a-0123456789ab';
@@ -63,54 +62,9 @@ const assignment = (queueSeq: number): Assignment =>
   }) as Assignment;
 
 let dir = '';
-let port = 0;
-let server: ChildProcess | null = null;
+let redis: PrivateRedis;
 let supervisor: JobSupervisor;
 const puts: OutboxReport[] = [];
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
-
-/** A redis-server of this file's own, empty (no persistence, as the lock runs in production). */
-async function startRedis(): Promise<void> {
-  server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis(port, '127.0.0.1', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => undefined);
-  try {
-    await until(
-      'redis-server to answer',
-      async () =>
-        (await probe.connect().then(
-          () => probe.ping(),
-          () => null,
-        )) === 'PONG',
-    );
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function stopRedis(): Promise<void> {
-  const s = server;
-  server = null;
-  if (!s || s.exitCode !== null) return;
-  const gone = new Promise((r) => s.once('exit', r));
-  s.kill('SIGKILL');
-  await gone;
-}
 
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -125,8 +79,7 @@ const finishes = () => puts.filter((r) => r.kind === 'finish');
 
 before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lock-outage-'));
-  port = await freePort();
-  await startRedis();
+  redis = await PrivateRedis.start();
   const outbox = {
     put: async (r: OutboxReport) => void puts.push(r),
     holdsFinish: () => false,
@@ -134,7 +87,7 @@ before(async () => {
   supervisor = new JobSupervisor(outbox, createLogger('test', 'silent'), {
     nodeId,
     storage: { root: path.join(dir, 'checkpoints') },
-    redisUrl: `redis://127.0.0.1:${port}`,
+    redisUrl: redis.url,
     lockPrefix: 'outage:lock',
     leaseMs: LEASE_MS,
     supervisionMs: 60_000,
@@ -143,19 +96,19 @@ before(async () => {
 });
 after(async () => {
   await supervisor.drain(5000);
-  await stopRedis();
+  await redis.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 /** A new prefix on a new Redis: nothing holds a device, so no grace (common/device-lock/README.md). */
 async function declareFresh(): Promise<void> {
-  const redis = new Redis(port, '127.0.0.1');
-  const locks = new DeviceLockService(redis, { prefix: 'outage:lock' });
+  const client = new Redis(redis.port, '127.0.0.1');
+  const locks = new DeviceLockService(client, { prefix: 'outage:lock' });
   try {
     await locks.declareFresh();
   } finally {
     locks.close();
-    redis.disconnect();
+    client.disconnect();
   }
 }
 
@@ -166,10 +119,10 @@ test(
     await declareFresh();
     supervisor.reconcile([assignment(1)]);
     await until('a few steps', () => steps() >= 3);
-    await stopRedis();
+    await redis.kill();
     await new Promise((r) => setTimeout(r, 400));
     // Back empty, as Redis without persistence comes back.
-    await startRedis();
+    await redis.restart();
     const before = steps();
     await until('steps after the restart', () => steps() >= before + 3 || finishes().length > 0);
     assert.deepEqual(
@@ -192,7 +145,7 @@ test(
     supervisor.reconcile([assignment(2)]);
     await until('a few steps', () => steps() >= 3);
     const stoppedAt = Date.now();
-    await stopRedis();
+    await redis.kill();
     await until('the run to end', () => finishes().length === 1 && supervisor.running.length === 0, 30_000);
     const { body } = finishes()[0]!;
     assert.equal(body.queueSeq, 2);
