@@ -18,18 +18,25 @@ import { parseOrThrow } from './validate.js';
 
 const accepted = `${OLDEST_NODE_PROTOCOL_VERSION}–${NODE_PROTOCOL_VERSION}`;
 
+/** Whether this control plane reads messages of version `v`. */
+export const protocolAccepted = (v: number): boolean =>
+  Number.isInteger(v) && v >= OLDEST_NODE_PROTOCOL_VERSION && v <= NODE_PROTOCOL_VERSION;
+
+/** The refusal of a version outside the accepted range (`shown` as the node sent it), at `param`. */
+export const protocolRefused = (shown: string, param: string): ApiError =>
+  new ApiError(
+    'node_protocol_unsupported',
+    `node protocol ${shown} is not accepted here (versions ${accepted}); ` +
+      'upgrade the control plane before its worker daemons',
+    param,
+  );
+
 /** The version a request speaks; throws `node_protocol_unsupported` for one outside the accepted range. */
 export function nodeProtocolOf(req: Request): number {
   const raw = req.get(NODE_PROTOCOL_HEADER);
   if (raw === undefined) return 1;
   const v = /^[1-9][0-9]{0,5}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!Number.isInteger(v) || v < OLDEST_NODE_PROTOCOL_VERSION || v > NODE_PROTOCOL_VERSION)
-    throw new ApiError(
-      'node_protocol_unsupported',
-      `node protocol ${JSON.stringify(raw)} is not accepted here (versions ${accepted}); ` +
-        'upgrade the control plane before its worker daemons',
-      NODE_PROTOCOL_HEADER,
-    );
+  if (!protocolAccepted(v)) throw protocolRefused(JSON.stringify(raw), NODE_PROTOCOL_HEADER);
   return v;
 }
 

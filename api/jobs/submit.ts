@@ -18,7 +18,6 @@ import { parseOrThrow } from '../http/validate.js';
 import { notJsonBody } from '../http/json-body.js';
 import { admitJob, noSuchCheckpoint, replayOf } from './admit.js';
 import { AdmissionBatcher } from './admission-batcher.js';
-import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 import { serializeJob, type JobRecord } from './serialize.js';
 import { sendJson } from '../http/send-json.js';
 import type { ApiDeps } from '../deps.js';
@@ -48,7 +47,7 @@ export function createSubmitter(deps: ApiDeps): SubmitJob {
     // No event notification here: nobody can be watching a job whose id this response carries.
     // Committed: the jobs are queued rows, and the next round finds them without the wake-up, so it
     // is skipped while Redis is not ready and never waited for beyond a short bound (common/jobs/best-effort.ts).
-    await bestEffortNotice(deps.redis, deps.logger, 'scheduler wake-up', () => deps.wake.wake());
+    await deps.wake.wake();
   }
 
   const batcher = new AdmissionBatcher(pool, {

@@ -21,8 +21,6 @@
 import { ApiError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import {
-  NODE_PROTOCOL_VERSION,
-  OLDEST_NODE_PROTOCOL_VERSION,
   reportRecordSchema,
   upgradeNodeMessage,
   type RecordError,
@@ -30,6 +28,7 @@ import {
   type ReportRecordResult,
 } from '../../common/node-protocol/index.js';
 import { toApiError } from '../http/errors.js';
+import { protocolAccepted, protocolRefused } from '../http/node-protocol.js';
 import { parseOrThrow } from '../http/validate.js';
 import type { ApiDeps } from '../deps.js';
 import { flatTransaction, NotFlat } from './flat-transaction.js';
@@ -54,17 +53,8 @@ function readRecord(raw: unknown, i: number): ReportRecord | ReportRecordResult 
   const r = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   const { protocol, kind } = r;
   try {
-    if (
-      typeof protocol === 'number' &&
-      Number.isInteger(protocol) &&
-      (protocol < OLDEST_NODE_PROTOCOL_VERSION || protocol > NODE_PROTOCOL_VERSION)
-    )
-      throw new ApiError(
-        'node_protocol_unsupported',
-        `node protocol ${protocol} is not accepted here (versions ${OLDEST_NODE_PROTOCOL_VERSION}–${NODE_PROTOCOL_VERSION}); ` +
-          'upgrade the control plane before its worker daemons',
-        `${at}.protocol`,
-      );
+    if (typeof protocol === 'number' && Number.isInteger(protocol) && !protocolAccepted(protocol))
+      throw protocolRefused(String(protocol), `${at}.protocol`);
     const body =
       typeof protocol === 'number' && typeof kind === 'string' && kinds.has(kind)
         ? upgradeNodeMessage(kind as ReportRecord['kind'], protocol, r.body)

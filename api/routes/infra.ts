@@ -26,7 +26,6 @@ import { parseOrThrow } from '../http/validate.js';
 import { nodeMessage, nodeProtocolHeaders } from '../http/node-protocol.js';
 import type { ApiDeps } from '../deps.js';
 import { nodeView } from '../nodes/view.js';
-import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 
 export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -259,7 +258,7 @@ export function infraRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
       `node ${node.name} restarted`,
     );
     // New devices: the next round places what waits for them now, not at its next tick.
-    await bestEffortNotice(deps.redis, req.log, 'scheduler wake-up', () => deps.wake.wake());
+    await deps.wake.wake();
     req.log.info({ node }, 'node registered');
     res.json(node);
   });

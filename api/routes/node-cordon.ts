@@ -14,7 +14,6 @@ import { parseOrThrow } from '../http/validate.js';
 import { cordonNode, uncordonNode } from '../nodes/cordon.js';
 import { nodeView } from '../nodes/view.js';
 import type { ApiDeps } from '../deps.js';
-import { bestEffortNotice } from '../../common/jobs/best-effort.js';
 
 export function nodeCordonRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Router {
   const r = Router();
@@ -62,7 +61,7 @@ export function nodeCordonRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Rout
     });
     if (!found) throw notFound('node');
     // The next round sees it now (its notices, with `evict`), not at its next tick.
-    await bestEffortNotice(deps.redis, req.log, 'scheduler wake-up', () => deps.wake.wake());
+    await deps.wake.wake();
     req.log.info({ nodeId: id, evict: body.evict === true }, 'node cordoned');
     res.json(await answer(id));
   });
@@ -85,7 +84,7 @@ export function nodeCordonRoutes(deps: ApiDeps, registry: OpenAPIRegistry): Rout
     if (!uuidParam.safeParse(id).success) throw notFound('node');
     if (!(await uncordonNode(deps.db.pool, id))) throw notFound('node');
     // Devices to place on again: the next round runs now.
-    await bestEffortNotice(deps.redis, req.log, 'scheduler wake-up', () => deps.wake.wake());
+    await deps.wake.wake();
     req.log.info({ nodeId: id }, 'node uncordoned');
     res.json(await answer(id));
   });

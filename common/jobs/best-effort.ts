@@ -21,8 +21,6 @@ const outageLogged = new WeakSet<Redis>();
 export type NoticeOutcome = 'sent' | 'skipped' | 'failed' | 'pending';
 export type NoticeLog = Pick<Logger, 'warn' | 'info'>;
 
-const outcomes: readonly unknown[] = ['sent', 'skipped', 'failed', 'pending'] satisfies NoticeOutcome[];
-
 export async function bestEffortNotice(
   redis: Redis,
   log: NoticeLog,
@@ -43,9 +41,7 @@ export async function bestEffortNotice(
   if (redis.status !== 'ready') return outage(`redis connection is ${redis.status}`, 'skipped');
   let timer: NodeJS.Timeout | undefined;
   const sent = send().then(
-    (r): NoticeOutcome => {
-      // A send that is itself best-effort (SchedulerWake.wake) settled its outcome and logged it.
-      if (r !== 'sent' && outcomes.includes(r)) return r as NoticeOutcome;
+    (): NoticeOutcome => {
       if (outageLogged.delete(redis)) log.info({ what }, 'Redis notices are sent again');
       return 'sent';
     },
