@@ -16,6 +16,9 @@ import {
 import { millis, nonBlank, numberIn, onOff, port, required, urlOf } from '../common/config-values.js';
 import { poolNameSchema } from '../common/job-spec.js';
 import { metricsHostShape } from '../common/metrics/serve.js';
+import { DEFAULT_RETRY_DELAYS_MS } from './control-plane-client.js';
+
+const retryDelay = numberIn({ min: 0, max: 60_000 });
 
 /** How long SIGTERM waits for jobs to checkpoint; `npm start` waits this and 15 s more before SIGKILL. */
 export const drainTimeoutSchema = millis(1000).default(60_000);
@@ -41,6 +44,19 @@ export const workerEnvSchema = baseConfigSchema
     TIMESHARE_ASSIGNMENT_POLL_MS: millis(100).default(2000),
     TIMESHARE_LEASE_MS: millis(500).default(10_000),
     TIMESHARE_DRAIN_TIMEOUT_MS: drainTimeoutSchema,
+    /** Delays between the tries of one request to the API (control-plane-client.ts). */
+    TIMESHARE_API_RETRY_MS: z
+      .string()
+      .transform((raw, ctx) => {
+        const parts = raw.split(',').map((p) => retryDelay.safeParse(p.trim()));
+        if (parts.length <= 20 && parts.every((p) => p.success)) return parts.map((p) => p.data!);
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be 1 to 20 comma-separated delays in milliseconds, each an integer from 0 to 60000',
+        });
+        return z.NEVER;
+      })
+      .default([...DEFAULT_RETRY_DELAYS_MS]),
     /** Where checkpoint records and outcomes wait while the API is unreachable (default .data/outbox/<node name>). */
     TIMESHARE_OUTBOX_DIR: nonBlank().optional(),
     /** Keep one job process forked ahead of the next job (worker-node/spare-runner.ts). */

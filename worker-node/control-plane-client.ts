@@ -65,6 +65,19 @@ function sendableFinish<F extends { error?: string | null }>(finish: F): F {
 /** An assignment as the node API sends it (common/node-protocol), with the spec typed. */
 export type Assignment = Omit<AssignmentWire, 'spec'> & { spec: JobSpec };
 
+/**
+ * The delays between the tries of one request while the control plane is unreachable, answers 5xx
+ * or asks it to slow down (~16 s in all); after the last the request fails (a report stays in the
+ * outbox, report-outbox.ts, and is sent again later). `TIMESHARE_API_RETRY_MS` (config.ts).
+ */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [200, 500, 1000, 2000, 4000, 8000];
+
+/** How one request is tried: `onTry` as each try is sent; `delaysMs` instead of the client's. */
+interface Tries {
+  onTry?: () => void;
+  delaysMs?: readonly number[];
+}
+
 /** The daemon's side of the node API: token exchange (refreshed before expiry), register, heartbeat. */
 export interface DeviceReport {
   index: number;
@@ -81,6 +94,7 @@ export class ControlPlaneClient {
   constructor(
     private readonly baseUrl: string,
     private readonly nodeKey: string,
+    private readonly retryDelaysMs: readonly number[] = DEFAULT_RETRY_DELAYS_MS,
   ) {}
 
   private async authHeader(): Promise<string> {
@@ -104,13 +118,14 @@ export class ControlPlaneClient {
     path: string,
     body: unknown,
     protocol?: number,
+    tries?: Tries,
   ): Promise<Record<string, unknown>> {
     try {
-      return await this.send(method, path, body, await this.authHeader(), protocol);
+      return await this.send(method, path, body, await this.authHeader(), protocol, tries);
     } catch (err) {
       if (!(err instanceof ControlPlaneError) || err.status !== 401) throw err;
       this.token = null;
-      return this.send(method, path, body, await this.authHeader(), protocol);
+      return this.send(method, path, body, await this.authHeader(), protocol, tries);
     }
   }
 
@@ -125,10 +140,12 @@ export class ControlPlaneClient {
     body: unknown,
     auth: string | null,
     protocol: number = NODE_PROTOCOL_VERSION,
+    tries: Tries = {},
   ): Promise<Record<string, unknown>> {
-    const delays = [200, 500, 1000, 2000, 4000, 8000];
+    const delays = tries.delaysMs ?? this.retryDelaysMs;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
+      tries.onTry?.();
       try {
         res = await fetch(`${this.baseUrl}${path}`, {
           method,
@@ -172,10 +189,11 @@ export class ControlPlaneClient {
   async register(
     req: RegisterNode & { devices: DeviceReport[] },
     onWait: (err: ControlPlaneError) => void = () => undefined,
+    onTry?: () => void,
   ): Promise<string> {
     for (;;) {
       try {
-        const res = await this.authed('POST', '/v1/nodes/register', req);
+        const res = await this.authed('POST', '/v1/nodes/register', req, undefined, { onTry });
         return res.id as string;
       } catch (err) {
         if (!(err instanceof ControlPlaneError) || err.status !== 409 || err.retryAfterSeconds === null)
@@ -242,7 +260,23 @@ export class ControlPlaneClient {
     await this.authed('POST', `/v1/nodes/${nodeId}/drain`, undefined);
   }
 
-  async heartbeat(nodeId: string, devices: { index: number; freeMemoryBytes: number }[]): Promise<void> {
-    await this.authed('POST', `/v1/nodes/${nodeId}/heartbeat`, { devices });
+  /**
+   * A heartbeat; resolves to when (performance.now()) the try the API accepted was sent: the API
+   * recorded it after that, so the node's lease counts from there (supervision.ts). Retried while
+   * the API is away, the first try's send would shorten the lease by the outage. `retryDelaysMs`:
+   * the daemon's own, evenly spaced within a heartbeat period (the next heartbeat takes over), since
+   * a try that waits out a backoff after the API is back may come after the job's deadline.
+   */
+  async heartbeat(
+    nodeId: string,
+    devices: { index: number; freeMemoryBytes: number }[],
+    retryDelaysMs?: readonly number[],
+  ): Promise<number> {
+    let sentAt = performance.now();
+    await this.authed('POST', `/v1/nodes/${nodeId}/heartbeat`, { devices }, undefined, {
+      onTry: () => (sentAt = performance.now()),
+      ...(retryDelaysMs ? { delaysMs: retryDelaysMs } : {}),
+    });
+    return sentAt;
   }
 }

@@ -211,15 +211,16 @@ async function run(start: RunnerStart, loopRef: { loop: StageLoop | null }): Pro
 
 const loopRef: { loop: StageLoop | null } = { loop: null };
 const early: ControlAction[] = [];
-let daemon: { heard(): void } | null = null;
+let daemon: { until(forMs: number): void } | null = null;
 process.on('disconnect', () => process.exit(1));
 process.on('message', (msg: DaemonToRunner) => {
-  daemon?.heard();
-  if (msg.t === 'alive') return;
+  if (msg.t === 'alive') return daemon?.until(msg.forMs);
   if (msg.t === 'start') {
     // A spare waits for its start without a watch: it holds nothing and runs nothing.
-    daemon = watchDaemon(msg.supervisionMs, (silentMs) => {
-      process.stderr.write(`job ${msg.jobId}: daemon silent for ${Math.round(silentMs)} ms, stopping\n`);
+    daemon = watchDaemon(msg.runForMs, (sinceWordMs) => {
+      process.stderr.write(
+        `job ${msg.jobId}: no heartbeat of the node's accepted in time (the daemon's last word ${Math.round(sinceWordMs)} ms ago), stopping\n`,
+      );
       process.exit(LAPSED_EXIT_CODE);
     });
     run(msg, loopRef).then(

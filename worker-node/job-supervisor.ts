@@ -40,10 +40,13 @@ export interface SupervisorOptions {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
-  /** Silence after which a job process stops (supervision.ts); the daemon speaks four times as often. */
+  /** The daemon tells its job processes how long they may run every quarter of this (supervision.ts). */
   supervisionMs: number;
-  /** Whether the control plane still counts this node alive; the daemon is silent when not. */
-  inTouch?: () => boolean;
+  /**
+   * How long a job process may run from now: to its heartbeat lease's deadline (supervision.ts);
+   * absent, `supervisionMs` from each word (tests without a control plane).
+   */
+  runForMs?: () => number;
   /** The reactive balancer of spatial placements, passed to every job process. */
   balancer?: RunnerStart['balancer'];
   /** Sees every message a job process sends (the daemon's metrics count from them). */
@@ -117,14 +120,23 @@ export class JobSupervisor {
     this.spare.fill();
     // Unref'd: the daemon's exit is its drain's business, not this timer's. A child exiting
     // meanwhile refuses the message; its exit is handled where it is watched.
-    setInterval(
-      () => {
-        if (opts.inTouch && !opts.inTouch()) return;
-        for (const r of this.jobs.values())
-          if (r.child.connected) r.child.send({ t: 'alive' } satisfies DaemonToRunner, () => undefined);
-      },
-      Math.max(50, Math.floor(opts.supervisionMs / 4)),
-    ).unref();
+    setInterval(() => this.leaseRenewed(), Math.max(50, Math.floor(opts.supervisionMs / 4))).unref();
+  }
+
+  private runForMs(): number {
+    return this.opts.runForMs ? this.opts.runForMs() : this.opts.supervisionMs;
+  }
+
+  /**
+   * Tells every job process how long it may run. Called as soon as a heartbeat is accepted, not only
+   * on the timer: a deadline renewed a timer tick late is a tick shorter.
+   */
+  leaseRenewed(): void {
+    const forMs = this.runForMs();
+    // Past the deadline there is nothing to give: each job process stops at the one it has.
+    if (forMs <= 0) return;
+    for (const r of this.jobs.values())
+      if (r.child.connected) r.child.send({ t: 'alive', forMs } satisfies DaemonToRunner, () => undefined);
   }
 
   get running(): string[] {
@@ -362,7 +374,7 @@ export class JobSupervisor {
       redisUrl: this.opts.redisUrl,
       lockPrefix: this.opts.lockPrefix,
       leaseMs: this.opts.leaseMs,
-      supervisionMs: this.opts.supervisionMs,
+      runForMs: this.runForMs(),
       ...(this.opts.balancer ? { balancer: this.opts.balancer } : {}),
     };
     child.send(start);

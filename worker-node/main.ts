@@ -19,7 +19,7 @@ import { ControlPlaneClient, ControlPlaneError, type DeviceReport } from './cont
 import { ReportOutbox } from './report-outbox.js';
 import { deliverReports } from './outbox-delivery.js';
 import { JobSupervisor } from './job-supervisor.js';
-import { HeartbeatLease, supervisionMs } from './supervision.js';
+import { HeartbeatLease, heartbeatRetryDelays, supervisionMs } from './supervision.js';
 import { storageConfigFromEnv } from '../common/storage/index.js';
 import { discoverGpus, virtualDevices } from './devices.js';
 import { createWorkerMetrics } from './metrics.js';
@@ -27,7 +27,11 @@ import { serveMetrics } from '../common/metrics/serve.js';
 
 const config = configOrExit('worker-node', () => loadWorkerConfig());
 const logger = createLogger('worker-node', config.LOG_LEVEL);
-const client = new ControlPlaneClient(config.TIMESHARE_API_URL, config.TIMESHARE_NODE_KEY);
+const client = new ControlPlaneClient(
+  config.TIMESHARE_API_URL,
+  config.TIMESHARE_NODE_KEY,
+  config.TIMESHARE_API_RETRY_MS,
+);
 const names: RedisNames = redisNames(config.TIMESHARE_REDIS_PREFIX);
 
 const gpus = config.virtualDevices === null ? discoverGpus() : null;
@@ -57,6 +61,8 @@ async function main(): Promise<void> {
   if (left) logger.info({ reports: left }, 'sending reports an earlier run left in the outbox');
   while ((await outbox.idle(60_000)) > 0)
     logger.warn({ reports: outbox.pending }, 'outbox not delivered yet');
+  // A registration counts as a heartbeat (the API records it before answering): the lease's start.
+  let registeredAt = performance.now();
   const register = () =>
     client.register(
       {
@@ -66,11 +72,12 @@ async function main(): Promise<void> {
         devices,
       },
       (err) => logger.warn({ err: err.message }, 'node registration refused for now; retrying'),
+      () => (registeredAt = performance.now()),
     );
   const nodeId = await register();
   logger.info({ nodeId, devices: devices.length }, 'node registered');
   const supervision = supervisionMs(config.TIMESHARE_NODE_TIMEOUT_MS, config.TIMESHARE_HEARTBEAT_MS);
-  const lease = new HeartbeatLease(supervision);
+  const lease = new HeartbeatLease(supervision, undefined, registeredAt);
   const lockRedis = connectRedis(config.REDIS_URL, { log: logger, name: 'locks' });
   const locks = new DeviceLockService(lockRedis, { prefix: names.lockPrefix });
   const supervisor = new JobSupervisor(outbox, logger, {
@@ -80,7 +87,7 @@ async function main(): Promise<void> {
     lockPrefix: names.lockPrefix,
     leaseMs: config.TIMESHARE_LEASE_MS,
     supervisionMs: supervision,
-    inTouch: () => lease.fresh,
+    runForMs: () => lease.runForMs(),
     balancer: {
       enabled: config.TIMESHARE_BALANCER === 'on',
       threshold: config.TIMESHARE_BALANCER_THRESHOLD,
@@ -118,8 +125,8 @@ async function main(): Promise<void> {
   poll();
 
   const pollTimer = setInterval(poll, config.TIMESHARE_ASSIGNMENT_POLL_MS);
+  const heartbeatRetries = heartbeatRetryDelays(config.TIMESHARE_HEARTBEAT_MS);
   const heartbeatTimer = setInterval(() => {
-    const sentAt = performance.now();
     client
       .heartbeat(
         nodeId,
@@ -128,8 +135,12 @@ async function main(): Promise<void> {
           // A byte count, as the protocol has it: a share that is not whole must not cost the node.
           freeMemoryBytes: Math.max(0, Math.floor(d.memoryBytes - supervisor.usedBytes(d.index))),
         })),
+        heartbeatRetries,
       )
-      .then(() => lease.accepted(sentAt))
+      .then((sentAt) => {
+        lease.accepted(sentAt);
+        supervisor.leaseRenewed();
+      })
       .catch((err) => {
         // Refused (4xx) is not a network blip: every heartbeat after it fails alike, and the
         // scheduler will mark the node lost.

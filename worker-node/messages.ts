@@ -28,8 +28,8 @@ export interface RunnerStart {
   redisUrl: string;
   lockPrefix: string;
   leaseMs: number;
-  /** Silence from the daemon after which the job process exits (supervision.ts). */
-  supervisionMs: number;
+  /** How long the job process may run before an `alive` from the daemon says more (supervision.ts). */
+  runForMs: number;
   /** The reactive balancer of spatial placements (worker-node/balancer.ts); absent: on, defaults. */
   balancer?: { enabled: boolean; threshold?: number };
 }
@@ -38,10 +38,11 @@ export interface RunnerStart {
 export type ControlAction = 'cancel' | 'preempt' | 'drain';
 
 /**
- * `alive`: the daemon is still there (supervision.ts). `withdraw`: the scheduler withdrew the
+ * `alive`: the daemon is still there, and the job process may run `forMs` more (supervision.ts). `withdraw`: the scheduler withdrew the
  * preemption notice it passed on (its assignment no longer carries it): run on, if not stopping yet.
  */
-export type DaemonToRunner = RunnerStart | { t: ControlAction } | { t: 'alive' } | { t: 'withdraw' };
+export type DaemonToRunner =
+  RunnerStart | { t: ControlAction } | { t: 'alive'; forMs: number } | { t: 'withdraw' };
 
 /** What a job process can report; `crashed` is the daemon's verdict on a child that died. */
 export type Outcome = Exclude<NodeOutcome, 'crashed'>;

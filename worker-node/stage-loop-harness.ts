@@ -79,7 +79,7 @@ export async function stageLoopHarness(o: HarnessOptions): Promise<Harness> {
     redisUrl: o.redisUrl,
     lockPrefix: o.lockPrefix,
     leaseMs: o.leaseMs,
-    supervisionMs: 60_000,
+    runForMs: 60_000,
   };
   const on = (devices: number, seed: number) =>
     createEngine({

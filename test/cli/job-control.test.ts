@@ -39,26 +39,37 @@ test('jobs pause takes a job out of the queue until jobs resume', async () => {
   const paused = await runCli(['jobs', 'pause', id], cli.env);
   assert.equal(paused.code, 0, paused.stderr);
   assert.equal(paused.stdout.trim(), `job ${id} paused (queued)`);
-  assert.doesNotMatch(await queue(), new RegExp(id), 'a paused job is in no round');
-  const got = (await runCli(['jobs', 'get', id], cli.env)).stdout;
+  // Once paused, what each command says of it, asked side by side (none of them changes it; each
+  // CLI run is a process of its own, so one after another they took most of this test's time).
+  const [pausedQueue, getPaused, json, again] = await Promise.all([
+    queue(),
+    runCli(['jobs', 'get', id], cli.env),
+    runCli(['jobs', 'pause', id, '--json'], cli.env),
+    runCli(['jobs', 'pause', id], cli.env),
+  ]);
+  assert.doesNotMatch(pausedQueue, new RegExp(id), 'a paused job is in no round');
+  const got = getPaused.stdout;
   assert.match(got, /waiting for: its tenant to resume it \(paused\)/);
-  const json = await runCli(['jobs', 'pause', id, '--json'], cli.env);
   const pausedAt = JSON.parse(json.stdout).pausedAt as string;
   assert.ok(pausedAt, json.stdout);
   assert.match(got, new RegExp(`^ {2}paused since ${pausedAt}$`, 'm'));
   // Again: the route answers the same job; the CLI says that nothing changed, and since when.
-  const again = await runCli(['jobs', 'pause', id], cli.env);
   assert.equal(again.stdout.trim(), `job ${id} was already paused since ${pausedAt} (queued): nothing to do`);
 
   const resumed = await runCli(['jobs', 'resume', id], cli.env);
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.equal(resumed.stdout.trim(), `job ${id} resumed (queued)`);
-  assert.match(await queue(), new RegExp(id));
-  assert.doesNotMatch((await runCli(['jobs', 'get', id], cli.env)).stdout, /paused/);
-  const twice = await runCli(['jobs', 'resume', id], cli.env);
+  // Once resumed, side by side again.
+  const [resumedQueue, getResumed, twice, resumedJson] = await Promise.all([
+    queue(),
+    runCli(['jobs', 'get', id], cli.env),
+    runCli(['jobs', 'resume', id], cli.env),
+    runCli(['jobs', 'resume', id, '--json'], cli.env),
+  ]);
+  assert.match(resumedQueue, new RegExp(id));
+  assert.doesNotMatch(getResumed.stdout, /paused/);
   assert.equal(twice.code, 0, twice.stderr);
   assert.equal(twice.stdout.trim(), `job ${id} was not paused (queued): nothing to do`);
-  const resumedJson = await runCli(['jobs', 'resume', id, '--json'], cli.env);
   assert.equal(JSON.parse(resumedJson.stdout).pausedAt, null, 'the API object as it is');
 });
 
@@ -101,9 +112,9 @@ test("jobs priority raises a job ahead of its tenant's older one, and refuses an
   const r = await runCli(['jobs', 'priority', newer, 'urgent'], cli.env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), `job ${newer} priority urgent`);
-  assert.deepEqual(await order(), [newer, older]);
-
-  const refused = await runCli(['jobs', 'priority', newer, 'mega'], cli.env);
+  // An unknown level changes nothing: asked beside the order that shows the change.
+  const [after, refused] = await Promise.all([order(), runCli(['jobs', 'priority', newer, 'mega'], cli.env)]);
+  assert.deepEqual(after, [newer, older]);
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /Allowed choices are low, normal, high, urgent/);
 });

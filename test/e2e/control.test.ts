@@ -17,13 +17,20 @@ import {
   type Cluster,
 } from '../helpers/cluster.js';
 import type { TestTenant } from '../helpers/api-harness.js';
+import { freePort } from '../helpers/processes.js';
 
 let c: Cluster;
 let t: TestTenant;
 let nodeId: string;
+let metricsPort: number;
 
 before(async () => {
-  c = await startCluster({ maxJobsPerDevice: 4 });
+  // The scheduler's metrics count its rounds (what the pause test waits on).
+  metricsPort = await freePort();
+  c = await startCluster({
+    maxJobsPerDevice: 4,
+    schedulerEnv: { TIMESHARE_METRICS_PORT: String(metricsPort) },
+  });
   await c.startWorker('ctl-node', 1);
   nodeId = (await c.h.admin(c.h.http.get('/v1/nodes')).expect(200)).body.data[0].id;
   t = await c.h.createTenant('controller');
@@ -54,6 +61,14 @@ async function submitRunning(name: string, steps: number, extra: Record<string, 
     return m.body.data.length >= 3;
   });
   return id;
+}
+
+/** Rounds the scheduler has run to their end so far. */
+async function roundsRun(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const m = /^timeshare_scheduler_round_duration_seconds_count\{phase="total"\} (\d+)$/m.exec(text);
+  assert.ok(m, text);
+  return Number(m[1]);
 }
 
 /** Time from `since` until the job's last device hold ended (it holds nothing after that). */
@@ -93,8 +108,10 @@ test(
     });
     const noticed = (await eventsOf(c, t, id)).find((e) => e.type === 'job.preempting');
     assert.equal(noticed?.data.reason, 'pause');
-    // Rounds run at least every second: three of them leave it where it is, the device free.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Three rounds leave it where it is, the device free: three that began after it was back (the
+    // one running then may have read the queue before), counted as they end.
+    const roundsBefore = await roundsRun();
+    await waitFor('three more rounds', async () => (await roundsRun()) >= roundsBefore + 4);
     const waiting = (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
     assert.equal(waiting.status, 'queued');
     assert.equal(waiting.waitReason, 'paused');
@@ -168,10 +185,7 @@ test(
     // Backed off before its next attempt, and its tenant is told why.
     const waiting = (await t.as(c.h.http.get(`/v1/jobs/${id}`)).expect(200)).body;
     if (waiting.status === 'queued') assert.equal(waiting.waitReason, 'crash_loop');
-    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
-    assert.equal(job.status, 'succeeded', job.error ?? '');
-    assert.equal(job.attempts, 2);
-
+    // While it backs off (5 s), a job with one attempt is crashed the same way beside it.
     const once = (
       await t
         .as(c.h.http.post('/v1/jobs'))
@@ -189,6 +203,10 @@ test(
     const failed = await waitForStatus(c, t, once, ['failed', 'succeeded']);
     assert.equal(failed.status, 'failed');
     assert.match(failed.error ?? '', /job process exited with SIGKILL/);
+
+    const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    assert.equal(job.attempts, 2);
     const usage = await t.as(c.h.http.get('/v1/usage')).expect(200);
     assert.equal(usage.body.activeJobs, 0);
   },
@@ -200,16 +218,26 @@ test(
   async () => {
     const id = await submitRunning('drained', 40);
     const daemon = c.workers.get('ctl-node')!;
-    const code = await daemon.kill('SIGTERM');
+    const exited = daemon.kill('SIGTERM');
+    // The node it finishes on starts while this one drains (it registers once the signal is sent).
+    const elsewhere = c.startWorker('ctl-node-2', 1);
+    elsewhere.catch(() => undefined); // awaited below
+    const code = await exited;
     assert.equal(code, 0, daemon.output());
     const nodes = (await c.h.admin(c.h.http.get('/v1/nodes')).expect(200)).body.data;
     assert.equal(nodes.find((n: { name: string }) => n.name === 'ctl-node')?.status, 'draining');
     const events = await eventsOf(c, t, id);
-    const drained = events.find((e) => e.type === 'job.queued' && e.data.reason === 'drained');
-    assert.ok(drained, 'requeued as drained');
-    const saved = Math.max(...(await checkpointSteps(c, t, id)));
+    const drained = events.findIndex((e) => e.type === 'job.queued' && e.data.reason === 'drained');
+    assert.ok(drained >= 0, 'requeued as drained');
+    // Its last checkpoint before it was requeued (the other node may be running it by now).
+    const saved = Math.max(
+      ...events
+        .slice(0, drained)
+        .filter((e) => e.type === 'job.checkpoint')
+        .map((e) => e.data.step as number),
+    );
     assert.ok(saved >= 3);
-    await c.startWorker('ctl-node-2', 1);
+    await elsewhere;
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');
     const runs = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.running');

@@ -22,6 +22,13 @@ before(async () => {
 });
 after(() => c.close());
 
+/**
+ * Enough steps for both to be running through the wipes (which start once each has a checkpoint,
+ * at step 5, and barely let them move on: from step 5 to 6 in one run), and to take turns for a
+ * while after them. Were the wipes no hindrance, 3 of them (4.5 s) would still find both running.
+ */
+const STEPS = 40;
+
 test(
   'Redis wiped repeatedly under two jobs sharing a device: both succeed on their one attempt',
   {
@@ -36,7 +43,7 @@ test(
         (
           await t
             .as(c.h.http.post('/v1/jobs'))
-            .send({ ...steadyJob(name, 90), maxAttempts: 1 })
+            .send({ ...steadyJob(name, STEPS), maxAttempts: 1 })
             .expect(201)
         ).body.id,
       );

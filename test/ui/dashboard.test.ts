@@ -38,6 +38,9 @@ test(
     const tenant = await c.h.createTenant('ui-tenant');
     const { page, errors, screenshot } = await openPage(browser);
     const ui = `${c.h.api.url}/ui/`;
+    // The page's own clock, running as the real one does, so that the test can bring a refresh due
+    // in a few seconds forward (the job's every 5 s) where it waits for one.
+    await page.clock.install();
 
     await page.goto(ui);
     // Spaces only, and a key that is neither a tenant's nor the admin's: each says what is wrong.
@@ -148,8 +151,11 @@ test(
     // The job's refresh failing (the API unreachable): said over the last figures, gone once it is back.
     const jobUrl = `**/v1/jobs/${firstId}`;
     await page.route(jobUrl, (r) => r.abort());
+    // Its next refresh, now rather than up to 5 s on: it fails, and then succeeds.
+    await page.clock.fastForward(5_000);
     await page.getByTestId('job-stale').waitFor({ timeout: 30_000 });
     await page.unroute(jobUrl);
+    await page.clock.fastForward(5_000);
     await page.getByTestId('job-stale').waitFor({ state: 'detached', timeout: 30_000 });
     errors.length = 0;
     // A job that is not there: said once, with the way back, and nothing asked again.
@@ -281,11 +287,16 @@ test(
       .admin(c.h.http.put(`/v1/tenants/${tenant.id}/quota`))
       .send({ maxActiveJobs: 100 })
       .expect(200);
-    for (let i = 0; i < 50; i++)
-      await tenant
-        .as(c.h.http.post('/v1/jobs'))
-        .send({ name: `waiting-${i}`, pool: 'nowhere', workflow: { task: { name: 'addition' } } })
-        .expect(201);
+    // Submitted side by side (a tenant's submissions queue on its quota row; their order among
+    // themselves is not under test, only that all are newer than the paused one).
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        tenant
+          .as(c.h.http.post('/v1/jobs'))
+          .send({ name: `waiting-${i}`, pool: 'nowhere', workflow: { task: { name: 'addition' } } })
+          .expect(201),
+      ),
+    );
     await page.goto(`${c.h.api.url}/ui/`);
     await page.locator('[data-job-id]').nth(49).waitFor();
     assert.equal(await page.locator(`[data-job-id="${id}"]`).count(), 0, 'not on the first page');

@@ -50,3 +50,17 @@ test('a node timeout shorter than three heartbeat periods is refused at start', 
   });
   assert.equal(ok.TIMESHARE_NODE_TIMEOUT_MS, 15_000);
 });
+
+test("the API client's retry delays: a list of milliseconds, the old schedule by default", () => {
+  assert.deepEqual(loadWorkerConfig([], nodeKey).TIMESHARE_API_RETRY_MS, [200, 500, 1000, 2000, 4000, 8000]);
+  assert.deepEqual(
+    loadWorkerConfig([], { ...nodeKey, TIMESHARE_API_RETRY_MS: '500, 1500' }).TIMESHARE_API_RETRY_MS,
+    [500, 1500],
+  );
+  for (const bad of ['', '100,,200', '-1', '60001', 'soon', Array(21).fill('1').join(',')])
+    assert.throws(
+      () => loadWorkerConfig([], { ...nodeKey, TIMESHARE_API_RETRY_MS: bad }),
+      /TIMESHARE_API_RETRY_MS/,
+      bad,
+    );
+});
