@@ -207,10 +207,19 @@ export async function readTimeline(redis: Redis, keys: LockKeys, q: TimelineQuer
 }
 
 /**
- * When the oldest entry kept was written: its id's time part (XADD `*`, Redis server time). An
- * empty page after a Redis restart then reads as what it is, a timeline that starts after it.
+ * When the oldest entry kept was written: its id's time part (XADD `*`, Redis server time), or the
+ * time its records carry for themselves (a grant's start, an end's end: the script's TIME) where
+ * that is earlier: the XADD takes Redis's clock a millisecond or two after the script's TIME on a
+ * busy machine, and a hold recorded in the first entry then started before "recorded since" (a CI
+ * run). An empty page after a Redis restart reads as what it is, a timeline that starts after it.
  */
 async function recordedSince(redis: Redis, keys: LockKeys): Promise<number | null> {
   const [first] = (await redis.xrange(keys.timeline, '-', '+', 'COUNT', 1)) as StreamEntry[];
-  return first ? Number(first[0].split('-')[0]) : null;
+  if (!first) return null;
+  let since = Number(first[0].split('-')[0]);
+  for (const r of recordsOf(first[1])) {
+    const at = Number(r.get('e') === 'end' ? r.get('b') : r.get('a'));
+    if (Number.isFinite(at)) since = Math.min(since, at);
+  }
+  return since;
 }

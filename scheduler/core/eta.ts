@@ -193,6 +193,67 @@ export function estimateQueue(
   if (join) for (const w of waiting) lightest = Math.min(lightest, loadOf(w.plan));
   const roomFor = join ? join.policy.maxGroupLoad - lightest : -Infinity;
   const free = new NodeFreeTimes(nodeFreeAt, now);
+  const estimates = new Map<Waiting, { start: number; end: number }>();
+  const replay = (w: Waiting) => {
+    const need = w.plan.devicesMin;
+    // A job its quota holds back starts no earlier than its tenant's jobs free the quota (`notBefore`;
+    // Infinity: not foreseen, no estimate).
+    const own = Number.isFinite(w.notBefore) ? free.earliest(need) : null;
+    if (!own) return;
+    const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone, pace);
+    const notBefore = Math.max(now, w.notBefore);
+    // Devices of its own, unless a join starts earlier (free devices go first, as in the round).
+    const start = Math.max(notBefore, own.at);
+    const joined =
+      start > notBefore ? (openings?.join(need, w.plan, seconds, notBefore, start - 1, free) ?? null) : null;
+    if (joined) {
+      estimates.set(w, { start: joined.start, end: joined.end });
+      // Alone once its host ended: a job later in the queue may join it there.
+      if (joined.aloneFrom !== null && loadOf(w.plan) <= roomFor) {
+        const host = {
+          width: need,
+          plan: w.plan,
+          from: joined.aloneFrom,
+          end: joined.end,
+          node: joined.node,
+        };
+        openings!.add({ host, from: joined.aloneFrom });
+      }
+      return;
+    }
+    const end = start + seconds * 1000;
+    free.occupy(own.node, need, end);
+    // Once started alone, a job later in the queue may join it.
+    if (openings && loadOf(w.plan) <= roomFor)
+      openings.add({ host: { width: need, plan: w.plan, from: start, end, node: own.node }, from: start });
+    estimates.set(w, { start, end });
+  };
+  // A job held back until later (its quota, a crash back-off) keeps its place in the order from
+  // then on, and holds nothing before: the round skips it until then, and the jobs behind it start
+  // on what is free meanwhile. Replayed in order, it took its devices from when they were free and
+  // told the jobs behind it they wait for it (a job told 3 min 16 s, started 0.6 s later: QA).
+  // So it is replayed once the replay reaches its time: before the first job after it whose start
+  // would come later.
+  const held: Waiting[] = [];
+  const replayHeldUntil = (t: number) => {
+    while (held.length > 0 && held[0]!.notBefore <= t) replay(held.shift()!);
+  };
+  for (const w of waiting) {
+    if (w.notBefore > now && Number.isFinite(w.notBefore)) {
+      // Kept in order of their times (ties in queue order): the few a pool has, sorted by insertion.
+      let i = held.length;
+      while (i > 0 && held[i - 1]!.notBefore > w.notBefore) i--;
+      held.splice(i, 0, w);
+      continue;
+    }
+    if (held.length > 0) {
+      const own = free.earliest(w.plan.devicesMin);
+      replayHeldUntil(own ? Math.max(now, w.notBefore, own.at) : Infinity);
+    }
+    replay(w);
+  }
+  replayHeldUntil(Infinity);
+
   const views: QueueEntryView[] = [];
   const perTenant = new Map<string, number>();
   let position = 0;
@@ -200,56 +261,15 @@ export function estimateQueue(
     position++;
     const tenantPosition = (perTenant.get(w.job.tenantId) ?? 0) + 1;
     perTenant.set(w.job.tenantId, tenantPosition);
-    const need = w.plan.devicesMin;
-    let estimatedStartAt: number | null = null;
-    let estimatedEndAt: number | null = null;
-    // A job its quota holds back starts no earlier than its tenant's jobs free the quota (`notBefore`;
-    // Infinity: not foreseen, no estimate).
-    const own = Number.isFinite(w.notBefore) ? free.earliest(need) : null;
-    if (own) {
-      const seconds = remainingSeconds(w.plan, w.job.workload.steps, w.job.stepsDone, pace);
-      const notBefore = Math.max(now, w.notBefore);
-      // Devices of its own, unless a join starts earlier (free devices go first, as in the round).
-      const start = Math.max(notBefore, own.at);
-      const joined =
-        start > notBefore
-          ? (openings?.join(need, w.plan, seconds, notBefore, start - 1, free) ?? null)
-          : null;
-      if (joined) {
-        estimatedStartAt = Math.round(joined.start);
-        estimatedEndAt = Math.round(joined.end);
-        // Alone once its host ended: a job later in the queue may join it there.
-        if (joined.aloneFrom !== null && loadOf(w.plan) <= roomFor) {
-          const host = {
-            width: need,
-            plan: w.plan,
-            from: joined.aloneFrom,
-            end: joined.end,
-            node: joined.node,
-          };
-          openings!.add({ host, from: joined.aloneFrom });
-        }
-      } else {
-        const end = start + seconds * 1000;
-        free.occupy(own.node, need, end);
-        // Once started alone, a job later in the queue may join it.
-        if (openings && loadOf(w.plan) <= roomFor)
-          openings.add({
-            host: { width: need, plan: w.plan, from: start, end, node: own.node },
-            from: start,
-          });
-        estimatedStartAt = Math.round(start);
-        estimatedEndAt = Math.round(end);
-      }
-    }
+    const e = estimates.get(w);
     views.push({
       jobId: w.job.id,
       pool,
       position,
       tenantPosition,
       waitReason: w.reason,
-      estimatedStartAt,
-      estimatedEndAt,
+      estimatedStartAt: e ? Math.round(e.start) : null,
+      estimatedEndAt: e ? Math.round(e.end) : null,
     });
   }
   return views;

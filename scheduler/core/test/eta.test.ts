@@ -76,12 +76,35 @@ describe('estimateQueue', () => {
   });
 
   it('does not keep devices the replay already promised to a job before it', () => {
-    // The host ends at 500 s. q1 may not start before 600 s (crash back-off), so it takes the device
-    // when free: from 600 to 1,600 s. q2 may join the host only if it ends by 500 s (it would keep
-    // q1's device): it joins q1 instead, at 600 s.
+    // The host (95% busy) ends at 500 s. q1, too busy to join it, takes the device when free, from
+    // 500 to 1,500 s; q2 may join the host only if it ends by 500 s (it would keep q1's device): it
+    // joins q1 instead, at 500 s.
+    const host = { width: 1, node: 0, plan: busy, from: T0, end: T0 + 500_000 };
+    const q = [waiting('q1', plan({ busyFraction: 0.8, switchSeconds: 0 })), waiting('q2', half)];
+    assert.deepEqual(estimate([[T0 + 500_000]], q, [host]), { q1: 500, q2: 500 });
+  });
+
+  it('holds nothing for a job held back until later: the jobs behind it start meanwhile', () => {
+    // q1 may not start before 600 s (crash back-off): the round skips it until then, so q2 joins
+    // the host now (the device is promised to nobody before 600 s), and q1 joins q2 at 600 s.
     const host = { width: 1, node: 0, plan: half, from: T0, end: T0 + 500_000 };
     const q1 = { ...waiting('q1', half), notBefore: T0 + 600_000 };
-    assert.deepEqual(estimate([[T0 + 500_000]], [q1, waiting('q2', half)], [host]), { q1: 600, q2: 600 });
+    assert.deepEqual(estimate([[T0 + 500_000]], [q1, waiting('q2', half)], [host]), { q1: 600, q2: 0 });
+    // Its quota holds a 2-device job back for 100,000 s: a 1-device job behind it starts now on one
+    // of the two free devices (told 101,000 s before, behind the held job's whole run), and the held
+    // one at its time; with no time-sharing too.
+    const heldBack = { ...waiting('held', plan({ devicesMin: 2 })), notBefore: T0 + 100_000_000 };
+    assert.deepEqual(estimate([[T0, T0]], [heldBack, waiting('small', plan({}))]), {
+      held: 100_000,
+      small: 0,
+    });
+    // Still first at its time: a job behind it that would start after it waits for it.
+    const soon = { ...waiting('soon', plan({ devicesMin: 2 })), notBefore: T0 + 100_000 };
+    const long = plan({ devicesMin: 2 });
+    assert.deepEqual(estimate([[T0 + 200_000, T0 + 200_000]], [soon, waiting('after', long)]), {
+      soon: 200,
+      after: 1200,
+    });
   });
 
   it('joins only a job of its own width, and one the replay started alone before it', () => {
