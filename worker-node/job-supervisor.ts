@@ -287,6 +287,7 @@ export class JobSupervisor {
                 outcome: m.outcome,
                 error: m.error,
                 ...(m.reason ? { reason: m.reason } : {}),
+                endedAt: new Date().toISOString(),
               },
             }),
           );
@@ -341,7 +342,12 @@ export class JobSupervisor {
               kind: 'finish',
               nodeId,
               jobId: a.jobId,
-              body: { queueSeq, outcome: lapsed ? 'lost_contact' : 'crashed', error: error.slice(0, 4000) },
+              body: {
+                queueSeq,
+                outcome: lapsed ? 'lost_contact' : 'crashed',
+                error: error.slice(0, 4000),
+                endedAt: new Date().toISOString(),
+              },
             }),
           );
         }

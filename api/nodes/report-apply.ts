@@ -86,9 +86,13 @@ export async function applyRecord(
     }
     case 'finish': {
       const { queueSeq, outcome, error, reason } = record.body;
+      // By the node's clock, which is trusted with its jobs' times but not with the future.
+      const endedAt =
+        record.body.endedAt === null ? null : new Date(Math.min(Date.parse(record.body.endedAt), Date.now()));
+      const runEndedAt = endedAt?.toISOString() ?? null;
       let t = isRequeueOutcome(outcome)
-        ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error)
-        : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error, reason);
+        ? await requeueJob(pool, jobId, nodeId, queueSeq, outcome, error, runEndedAt)
+        : await finishJob(pool, jobId, nodeId, queueSeq, outcome, error, reason, runEndedAt);
       // The scheduler may have found the node lost first: the run is requeued. A success still stands
       // while the job waits for its next run (late-success.ts); otherwise this report shows its node
       // was alive, and whether the run ended by the job's fault (refund-lost-run.ts).

@@ -87,6 +87,10 @@ export function startJob(
   );
 }
 
+/** An event's `runEndedAt` from the query parameter `p` (text or null): nothing when null. */
+const RUN_ENDED_AT = (p: string) =>
+  `CASE WHEN ${p}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('runEndedAt', ${p}::text) END`;
+
 /**
  * running → succeeded | failed; frees the active-job and device counters. A success says why the
  * run ended where it did (`reason`, from the node: its steps done, or a target met first; null
@@ -100,6 +104,8 @@ export function finishJob(
   status: 'succeeded' | 'failed',
   error: string | null,
   reason: FinishReason | null = null,
+  /** When the run ended by its node's clock (`runEndedAt` in the event), if the node said. */
+  runEndedAt: string | null = null,
 ) {
   return one(
     pool,
@@ -118,11 +124,12 @@ export function finishJob(
      ), e AS (
        INSERT INTO job_events (job_id, type, data)
        SELECT id, 'job.' || $3, jsonb_build_object('status', $3::text, 'error', $4::text)
-              || CASE WHEN $3 = 'succeeded' THEN jsonb_build_object('reason', $6::text) ELSE '{}' END FROM j
+              || CASE WHEN $3 = 'succeeded' THEN jsonb_build_object('reason', $6::text) ELSE '{}' END
+              || ${RUN_ENDED_AT('$7')} FROM j
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, status, error, queueSeq, status === 'succeeded' ? reason : null],
+    [jobId, nodeId, status, error, queueSeq, status === 'succeeded' ? reason : null, runEndedAt],
   );
 }
 
@@ -149,6 +156,8 @@ export function requeueJob(
   queueSeq: RunSeq,
   reason: RequeueReason,
   error: string | null,
+  /** When the run ended by its node's clock (`runEndedAt` in the events), if the node said. */
+  runEndedAt: string | null = null,
 ) {
   return one(
     pool,
@@ -195,19 +204,19 @@ export function requeueJob(
            SELECT w.data->>'reason' FROM job_events w
             WHERE w.job_id = j.id AND w.type = 'job.preempt_withdrawn'
               AND w.data->>'queueSeq' = j.ended_run::text
-            ORDER BY w.id DESC LIMIT 1), 'admin'))
+            ORDER BY w.id DESC LIMIT 1), 'admin')) || ${RUN_ENDED_AT('$6')}
          FROM j WHERE $3 = 'preempted'
        UNION ALL
        SELECT id, CASE WHEN exhausted THEN 'job.failed' ELSE 'job.queued' END,
               jsonb_build_object('status', CASE WHEN exhausted THEN 'failed' ELSE 'queued' END, 'reason', $3::text,
                                  'attempt', attempts, 'countedAttempts', ${COUNTED_ATTEMPTS}, 'maxAttempts', max_attempts,
                                  'error', $4::text, 'nodeId', from_node,
-                                 'queueSeq', ended_run)
+                                 'queueSeq', ended_run) || ${RUN_ENDED_AT('$6')}
          FROM j
        RETURNING id
      )
      SELECT j.*, (SELECT array_agg(id ORDER BY id) FROM e) AS event_ids FROM j`,
-    [jobId, nodeId, reason, error, queueSeq],
+    [jobId, nodeId, reason, error, queueSeq, runEndedAt],
   );
 }
 

@@ -203,9 +203,22 @@ export const jobFinishSchema = z
           '`target_reward`, `target_accuracy`: the stopping rule met the target first). Null when unknown; ' +
           'ignored for other outcomes',
       }),
+    /** Node protocol 4; absent (an older daemon) is null. */
+    endedAt: z.iso
+      .datetime()
+      .nullable()
+      .default(null)
+      .openapi({
+        description:
+          "When the run ended, by the node's clock; the outcome's events carry it as `runEndedAt` " +
+          '(a report kept in the outbox while the API was away arrives later). Null when unknown',
+      }),
   })
   .openapi('JobFinish');
 /** A finish as a daemon sends it: `reason` where it knows one (a record written by an older daemon has none). */
-export type JobFinish = Omit<z.output<typeof jobFinishSchema>, 'reason'> & { reason?: FinishReason | null };
+export type JobFinish = Omit<z.output<typeof jobFinishSchema>, 'reason' | 'endedAt'> & {
+  reason?: FinishReason | null;
+  endedAt?: string | null;
+};
 
 export const appliedSchema = z.object({ applied: z.boolean() });

@@ -14,7 +14,7 @@
  * Messages the control plane sends (assignments, answers) only grow: daemons ignore what they do not read.
  */
 
-export const NODE_PROTOCOL_VERSION = 3;
+export const NODE_PROTOCOL_VERSION = 4;
 /** Raised only when no daemon can still hold a message of an older version. */
 export const OLDEST_NODE_PROTOCOL_VERSION = 1;
 export const NODE_PROTOCOL_HEADER = 'Timeshare-Node-Protocol';
@@ -37,6 +37,10 @@ export const nodeMessageUpgrades: readonly NodeMessageUpgrade[] = [
   // target_accuracy); the finish schema is strict, so version 2 refused the field. Only widened: a
   // version 2 finish is a version 3 one whose reason is not known (null).
   { to: 3, messages: {} },
+  // 4: a finish says when its run ended (`endedAt`, the node's clock): one delivered late (the API
+  // away, the record waiting in the outbox) was dated by its delivery. Only widened: a version 3
+  // finish is a version 4 one whose end is not known (null).
+  { to: 4, messages: {} },
 ];
 
 /**

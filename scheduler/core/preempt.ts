@@ -273,6 +273,17 @@ export function findVictims(
           chosen.splice(k, 1);
         } else exclude.add(id);
       }
+      // Of victims alike in the order but for when they were placed (same tenant and priority),
+      // the one holding fewer devices where it makes room as well: a 1-device job took a 2-device
+      // job's run, the most recently placed, where a 1-device one would have done (QA).
+      fit =
+        preferSmallerVictims(
+          chosen,
+          candidates,
+          exclude,
+          (ex) => model.fitOnNode(nodeId, plan, need, ex),
+          ctx,
+        ) ?? fit;
       // The share rules again with the part of the pool the job holds there: each of its devices
       // counts 1/n beside the jobs that stay. More victims would only make that part larger.
       // A tenant's victims are judged together (reasonsTogether).
@@ -293,6 +304,47 @@ export function findVictims(
   if (!best) return null;
   for (const id of best.claims) ctx.claimed.add(id);
   return { victims: best.victims, nodeId: best.nodeId, devices: best.devices };
+}
+
+/**
+ * Swaps each chosen victim, last first, for a candidate of the same tenant and priority that holds
+ * fewer devices, if the job still fits with it gone instead: as many victims, fewer devices stopped
+ * (each restarts from its checkpoint and waits again). `chosen` and `exclude` are changed in place;
+ * returns the fit after the last swap, or null when nothing was swapped.
+ */
+function preferSmallerVictims<F>(
+  chosen: PreemptDecision[],
+  candidates: readonly { v: RunningJob; reason: PreemptDecision['reason'] }[],
+  exclude: Set<string>,
+  fits: (exclude: ReadonlySet<string>) => F | null,
+  ctx: VictimContext,
+): F | null {
+  let last: F | null = null;
+  for (let k = chosen.length - 1; k >= 0; k--) {
+    const c = ctx.running.get(chosen[k]!.jobId)!;
+    const smaller = candidates
+      .filter(
+        (u) =>
+          !exclude.has(u.v.id) &&
+          u.v.devices.length < c.devices.length &&
+          u.v.tenantId === c.tenantId &&
+          u.v.priority === c.priority,
+      )
+      .sort((x, y) => x.v.devices.length - y.v.devices.length);
+    for (const u of smaller) {
+      exclude.delete(c.id);
+      exclude.add(u.v.id);
+      const fit = fits(exclude);
+      if (fit) {
+        last = fit;
+        chosen[k] = { ...chosen[k]!, jobId: u.v.id, reason: u.reason };
+        break;
+      }
+      exclude.delete(u.v.id);
+      exclude.add(c.id);
+    }
+  }
+  return last;
 }
 
 /** The part of the pool a job placed on these slots holds beside the occupants not in `gone`. */

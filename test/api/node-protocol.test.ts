@@ -8,6 +8,7 @@
  * Version 2 sends a metric value JSON cannot write by name ("NaN", "Infinity", "-Infinity"): a
  * diverged loss used to travel as null and its whole report was refused. Version 3 lets a
  * `succeeded` finish say why the run ended where it did (`reason`), shown in `job.succeeded`.
+ * Version 4 lets a finish say when its run ended (`endedAt`), shown as the events' `runEndedAt`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -180,4 +181,41 @@ test('a succeeded finish says why the run ended, and one from an older daemon is
     .send({ queueSeq, outcome: 'succeeded', reason: 'bored' })
     .expect(400);
   assert.equal(bad.body.error.param, 'reason');
+});
+
+test('a finish says when its run ended: its events carry it, never later than its arrival', async () => {
+  const client = new ControlPlaneClient(h.api.url, apiKey);
+  const ended = async (finish: object, protocol: string) => {
+    const { jobId, queueSeq, tenant } = await placedJob();
+    assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
+    await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
+      .set(NODE_PROTOCOL_HEADER, protocol)
+      .send({ queueSeq, ...finish })
+      .expect(200, { applied: true });
+    const events = (await tenant.as(h.http.get(`/v1/jobs/${jobId}/events`)).expect(200)).body.data as {
+      type: string;
+      data: { runEndedAt?: string };
+      createdAt: string;
+    }[];
+    return events.filter((e) => e.type !== 'job.queued' || 'reason' in e.data).slice(-1)[0]!;
+  };
+  // A run that stopped while the API was away, reported 20 s later from the outbox.
+  const at = new Date(Date.now() - 20_000).toISOString();
+  const lost = await ended({ outcome: 'lost_contact', endedAt: at }, '4');
+  assert.equal(lost.data.runEndedAt, at);
+  assert.ok(
+    Date.parse(lost.createdAt) - Date.parse(at) >= 19_000,
+    'the event itself is dated by its arrival',
+  );
+  const done = await ended({ outcome: 'succeeded', reason: 'steps_completed', endedAt: at }, '4');
+  assert.equal(done.data.runEndedAt, at);
+  // A clock ahead of the control plane's says no later than the arrival.
+  const ahead = await ended(
+    { outcome: 'preempted', endedAt: new Date(Date.now() + 3_600_000).toISOString() },
+    '4',
+  );
+  assert.ok(Date.parse(ahead.data.runEndedAt!) <= Date.parse(ahead.createdAt) + 1000, ahead.data.runEndedAt);
+  // Version 3 had no end time (its schema refused the field): still taken, without one.
+  const older = await ended({ outcome: 'lost_contact' }, '3');
+  assert.equal('runEndedAt' in older.data, false);
 });

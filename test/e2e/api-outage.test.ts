@@ -114,15 +114,20 @@ test(
     await waitFor('the stopped run to wait in the outbox', async () =>
       outboxRecords(c, 'short-leash').some((r) => r.includes('"kind":"finish"')),
     );
+    const backAt = Date.now();
     c.h.api = await startApi(c.h.config, createLogger('api', c.h.config.LOG_LEVEL));
 
     const job = await waitForStatus(c, t, id, ['succeeded', 'failed']);
     assert.equal(job.status, 'succeeded', job.error ?? '');
     // Submission queues it without a reason; every return to the queue names one.
-    const reasons = (await eventsOf(c, t, id))
-      .filter((e) => e.type === 'job.queued' && e.data.reason)
-      .map((e) => e.data.reason);
-    assert.deepEqual(reasons, ['lost_contact']);
+    const requeues = (await eventsOf(c, t, id)).filter((e) => e.type === 'job.queued' && e.data.reason);
+    assert.deepEqual(
+      requeues.map((e) => e.data.reason),
+      ['lost_contact'],
+    );
+    // Reported once the API was back, it says when the run really ended: during the outage.
+    const endedAt = Date.parse(requeues[0]!.data.runEndedAt as string);
+    assert.ok(endedAt < backAt, `${requeues[0]!.data.runEndedAt} is before the API came back`);
     assert.equal(job.attempts, 2, 'two runs, one of them the interrupted one');
   },
 );

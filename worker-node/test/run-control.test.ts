@@ -112,7 +112,10 @@ test('a preempt or cancel for another run of the job is ignored; one for its run
 
   assert.equal(supervisor.control(jobId, 'preempt', 3), true);
   await until('the outcome', () => reportsOf('finish').length === 1);
-  assert.deepEqual(reportsOf('finish')[0]!.body, { queueSeq: 3, outcome: 'preempted', error: null });
+  const { endedAt, ...finish } = reportsOf('finish')[0]!.body as { endedAt: string };
+  assert.deepEqual(finish, { queueSeq: 3, outcome: 'preempted', error: null });
+  // When the run ended, by this node's clock (node protocol 4): the events say it as `runEndedAt`.
+  assert.ok(Math.abs(Date.parse(endedAt) - Date.now()) < 60_000, endedAt);
   await until('the process to go', () => supervisor.running.length === 0);
   // Whatever the exited process still had in the device lock is ended at once, by its holder name.
   await until('its lock holder abandoned', () => abandoned.length === 1);
