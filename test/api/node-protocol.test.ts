@@ -46,6 +46,27 @@ async function placedJob(): Promise<{ jobId: string; queueSeq: number; tenant: T
   return { jobId, queueSeq: await placeOnNode(h, nodeId, jobId), tenant };
 }
 
+/** A placed job started and finished by the node with `finish` under `protocol`: its events, and the job. */
+async function finished(
+  finish: object,
+  protocol: string,
+): Promise<{
+  events: { type: string; data: Record<string, unknown>; createdAt: string }[];
+  job: Record<string, unknown>;
+}> {
+  const client = new ControlPlaneClient(h.api.url, apiKey);
+  const { jobId, queueSeq, tenant } = await placedJob();
+  assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
+  await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
+    .set(NODE_PROTOCOL_HEADER, protocol)
+    .send({ queueSeq, ...finish })
+    .expect(200, { applied: true });
+  return {
+    events: (await tenant.as(h.http.get(`/v1/jobs/${jobId}/events`)).expect(200)).body.data,
+    job: (await tenant.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body,
+  };
+}
+
 test('every route a daemon calls refuses a protocol version it does not accept, and changes nothing', async () => {
   const { jobId, queueSeq } = await placedJob();
   const calls: [string, string, object | undefined][] = [
@@ -150,21 +171,10 @@ test('metric values that are not finite are kept and read back by name', async (
 });
 
 test('a succeeded finish says why the run ended, and one from an older daemon is taken without a reason', async () => {
-  const client = new ControlPlaneClient(h.api.url, apiKey);
   const succeeded = async (finish: object, protocol: string) => {
-    const { jobId, queueSeq, tenant } = await placedJob();
-    assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
-    await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
-      .set(NODE_PROTOCOL_HEADER, protocol)
-      .send({ queueSeq, outcome: 'succeeded', ...finish })
-      .expect(200, { applied: true });
-    const events = (await tenant.as(h.http.get(`/v1/jobs/${jobId}/events`)).expect(200)).body.data as {
-      type: string;
-      data: object;
-    }[];
+    const { events, job } = await finished({ outcome: 'succeeded', ...finish }, protocol);
     // The job says it too, not only its event: "succeeded at step 10 of 300" explains itself.
-    const job = (await tenant.as(h.http.get(`/v1/jobs/${jobId}`)).expect(200)).body;
-    const event = events.find((e) => e.type === 'job.succeeded')?.data as { reason?: unknown } | undefined;
+    const event = events.find((e) => e.type === 'job.succeeded')?.data;
     assert.equal(job.finishReason, event?.reason);
     return event;
   };
@@ -184,21 +194,14 @@ test('a succeeded finish says why the run ended, and one from an older daemon is
 });
 
 test('a finish says when its run ended: its events carry it, never later than its arrival', async () => {
-  const client = new ControlPlaneClient(h.api.url, apiKey);
-  const ended = async (finish: object, protocol: string) => {
-    const { jobId, queueSeq, tenant } = await placedJob();
-    assert.equal(await client.jobStarted(nodeId, jobId, { queueSeq, resumedFromStep: null }), true);
-    await node(h.http.post(`/v1/nodes/${nodeId}/jobs/${jobId}/finish`))
-      .set(NODE_PROTOCOL_HEADER, protocol)
-      .send({ queueSeq, ...finish })
-      .expect(200, { applied: true });
-    const events = (await tenant.as(h.http.get(`/v1/jobs/${jobId}/events`)).expect(200)).body.data as {
-      type: string;
+  // The event its end wrote (the last; a job.queued without a reason is its submission).
+  const ended = async (finish: object, protocol: string) =>
+    (await finished(finish, protocol)).events
+      .filter((e) => e.type !== 'job.queued' || 'reason' in e.data)
+      .at(-1)! as {
       data: { runEndedAt?: string };
       createdAt: string;
-    }[];
-    return events.filter((e) => e.type !== 'job.queued' || 'reason' in e.data).slice(-1)[0]!;
-  };
+    };
   // A run that stopped while the API was away, reported 20 s later from the outbox.
   const at = new Date(Date.now() - 20_000).toISOString();
   const lost = await ended({ outcome: 'lost_contact', endedAt: at }, '4');

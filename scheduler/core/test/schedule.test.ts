@@ -635,41 +635,29 @@ describe('schedule(): preemption', () => {
   });
 
   it('of victims alike but for when they were placed, takes the one holding fewer devices where it makes room', () => {
-    // A 1-device urgent job; the tenant's two low jobs fill the node. The most recently placed
-    // holds two devices: stopping it frees one the job does not need (QA: a 2-device job's run
-    // was taken for a 1-device job). The older 1-device job makes room as well.
-    const d = schedule(
-      snapshot({
-        nodes: [node('n1', 3)],
-        tenants: [tenant('a')],
-        queued: [queued('urgent', 'a', { priority: 3 })],
-        running: [
-          running('old-one', 'a', 'n1', [0], { priority: 0, placedAt: T0 - 7_200_000 }),
-          running('new-two', 'a', 'n1', [1, 2], { priority: 0, placedAt: T0 - 3_600_000 }),
-        ],
-      }),
-      kueueLikePolicy,
-      T0,
-    );
-    assert.deepEqual(d.preempt, [
+    // A 1-device urgent job; the tenant's two jobs fill the node. The most recently placed holds
+    // two devices: stopping it frees one the job does not need (QA: a 2-device job's run was taken
+    // for a 1-device job). The older 1-device job makes room as well.
+    const victims = (olderPriority: number) =>
+      schedule(
+        snapshot({
+          nodes: [node('n1', 3)],
+          tenants: [tenant('a')],
+          queued: [queued('urgent', 'a', { priority: 3 })],
+          running: [
+            running('old-one', 'a', 'n1', [0], { priority: olderPriority, placedAt: T0 - 7_200_000 }),
+            running('new-two', 'a', 'n1', [1, 2], { priority: 0, placedAt: T0 - 3_600_000 }),
+          ],
+        }),
+        kueueLikePolicy,
+        T0,
+      ).preempt;
+    assert.deepEqual(victims(0), [
       { jobId: 'old-one', tenantId: 'a', reason: 'priority', forJobId: 'urgent' },
     ]);
     // Not across priorities: the lower-priority job goes first, whatever it holds.
-    const lower = schedule(
-      snapshot({
-        nodes: [node('n1', 3)],
-        tenants: [tenant('a')],
-        queued: [queued('urgent', 'a', { priority: 3 })],
-        running: [
-          running('old-one', 'a', 'n1', [0], { priority: 1, placedAt: T0 - 7_200_000 }),
-          running('new-two', 'a', 'n1', [1, 2], { priority: 0, placedAt: T0 - 3_600_000 }),
-        ],
-      }),
-      kueueLikePolicy,
-      T0,
-    );
     assert.deepEqual(
-      lower.preempt.map((p) => p.jobId),
+      victims(1).map((p) => p.jobId),
       ['new-two'],
     );
   });
