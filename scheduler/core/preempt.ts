@@ -276,14 +276,15 @@ export function findVictims(
       // Of victims alike in the order but for when they were placed (same tenant and priority),
       // the one holding fewer devices where it makes room as well: a 1-device job took a 2-device
       // job's run, the most recently placed, where a 1-device one would have done (QA).
-      fit =
-        preferSmallerVictims(
-          chosen,
-          candidates,
-          exclude,
-          (ex) => model.fitOnNode(nodeId, plan, need, ex),
-          ctx,
-        ) ?? fit;
+      if (policy.smallerVictims)
+        fit =
+          preferSmallerVictims(
+            chosen,
+            candidates,
+            exclude,
+            (ex) => model.fitOnNode(nodeId, plan, need, ex),
+            ctx,
+          ) ?? fit;
       // The share rules again with the part of the pool the job holds there: each of its devices
       // counts 1/n beside the jobs that stay. More victims would only make that part larger.
       // A tenant's victims are judged together (reasonsTogether).

@@ -252,6 +252,12 @@ export interface Policy {
    */
   compaction: boolean;
   /**
+   * A preemption's victims, chosen in Kueue's order (share, priority, most recently placed), are
+   * each swapped for a job of the same tenant and priority that holds fewer devices where the
+   * preemptor fits with that one gone instead (preempt.ts). Off: Kueue's choice as it is.
+   */
+  smallerVictims: boolean;
+  /**
    * Compaction may also move a job into a time-share group of its width on another node (one whose
    * load admits it), not only onto free devices: the room for a wide job then need not already be
    * free somewhere in the pool.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultPolicy, exclusiveFifoPolicy, kueueLikePolicy } from '../policy.js';
 import { schedule } from '../schedule.js';
-import type { Decisions, RunningJob } from '../types.js';
+import type { Decisions, Policy, RunningJob } from '../types.js';
 import { T0, node, plan, queued, running, snapshot, tenant, workload } from './builders.js';
 
 const GiB = 1024 ** 3;
@@ -638,7 +638,7 @@ describe('schedule(): preemption', () => {
     // A 1-device urgent job; the tenant's two jobs fill the node. The most recently placed holds
     // two devices: stopping it frees one the job does not need (QA: a 2-device job's run was taken
     // for a 1-device job). The older 1-device job makes room as well.
-    const victims = (olderPriority: number) =>
+    const victims = (olderPriority: number, policy: Policy = { ...kueueLikePolicy, smallerVictims: true }) =>
       schedule(
         snapshot({
           nodes: [node('n1', 3)],
@@ -649,12 +649,17 @@ describe('schedule(): preemption', () => {
             running('new-two', 'a', 'n1', [1, 2], { priority: 0, placedAt: T0 - 3_600_000 }),
           ],
         }),
-        kueueLikePolicy,
+        policy,
         T0,
       ).preempt;
     assert.deepEqual(victims(0), [
       { jobId: 'old-one', tenantId: 'a', reason: 'priority', forJobId: 'urgent' },
     ]);
+    // Kueue-like keeps Kueue's choice, the most recently placed: the baseline is Kueue's.
+    assert.deepEqual(
+      victims(0, kueueLikePolicy).map((p) => p.jobId),
+      ['new-two'],
+    );
     // Not across priorities: the lower-priority job goes first, whatever it holds.
     assert.deepEqual(
       victims(1).map((p) => p.jobId),
