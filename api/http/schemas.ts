@@ -372,7 +372,7 @@ export const eventSchema = z
         "`job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, " +
         '`replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with ' +
         "`evict`), or `admin` (POST /v1/jobs/{id}/preempt); `job.preempt_withdrawn` the withdrawn notice's `reason` " +
-        'and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on; the events a run\'s end ' +
+        "and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on; the events a run's end " +
         "writes from its node's report carry `runEndedAt`, when it ended by the node's clock (a report delayed by an " +
         'API outage arrives later than that)',
     }),
