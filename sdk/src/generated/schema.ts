@@ -1316,7 +1316,7 @@ export interface components {
              */
             id: string;
             type: string;
-            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); `job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, `replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with `evict`), or `admin` (POST /v1/jobs/{id}/preempt); `job.preempt_withdrawn` the withdrawn notice's `reason` and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on */
+            /** @description `status` and the fields of the event's type (docs/api.md, Jobs): `job.queued` and `job.running` carry `attempt` (every run), `countedAttempts` (runs that count toward `maxAttempts`) and `maxAttempts`; `job.succeeded` carries `reason` (`steps_completed`, `target_reward`, `target_accuracy`, or null when unknown); `job.preempting` and `job.preempted` carry the notice's `reason`: `priority`, `reclaim`, `aging`, `shrink`, `replan`, `compact`, `spread`, `pause` (its tenant paused it), `drain` (an admin cordoned its node with `evict`), or `admin` (POST /v1/jobs/{id}/preempt); `job.preempt_withdrawn` the withdrawn notice's `reason` and `because` (`job_resumed`, `eviction_lifted`, `claimant_left`): the job runs on; the events a run's end writes from its node's report carry `runEndedAt`, when it ended by the node's clock (a report delayed by an API outage arrives later than that) */
             data: {
                 [key: string]: unknown;
             };
@@ -1724,6 +1724,12 @@ export interface components {
              * @enum {string|null}
              */
             reason?: "steps_completed" | "target_reward" | "target_accuracy" | null;
+            /**
+             * Format: date-time
+             * @description When the run ended, by the node's clock; the outcome's events carry it as `runEndedAt` (a report kept in the outbox while the API was away arrives later). Null when unknown
+             * @default null
+             */
+            endedAt?: string | null;
         };
         /** @description One result per record, in the order of `records`. */
         NodeReportBatchResult: {
@@ -5526,7 +5532,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path?: never;
@@ -5656,7 +5662,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -5894,7 +5900,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6576,7 +6582,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6690,7 +6696,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6818,7 +6824,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -6946,7 +6952,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -7076,7 +7082,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
@@ -7204,7 +7210,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The node protocol version of the message (absent: 1); accepted: 1–3. Others get 400 `node_protocol_unsupported`. */
+                /** @description The node protocol version of the message (absent: 1); accepted: 1–4. Others get 400 `node_protocol_unsupported`. */
                 "timeshare-node-protocol"?: string;
             };
             path: {
