@@ -8,7 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JobSpec } from '../common/job-spec.js';
-import { jobReportSchema, type PlacementMode, type StageDevices } from '../common/node-protocol/index.js';
+import {
+  jobReportSchema,
+  stageDeviceMap,
+  type PlacementMode,
+  type StageDevices,
+} from '../common/node-protocol/index.js';
 import { DeviceLockService } from '../common/device-lock/index.js';
 import { createEngine, Engine, type CreateEngineOptions } from '../native/index.js';
 import type { EngineFactory } from './rebalance-move.js';
@@ -44,6 +49,19 @@ export interface HarnessOptions {
   /** Default: a record of the step, written nowhere. */
   saveCheckpoint?: StageLoopDeps['saveCheckpoint'];
 }
+
+/** A temporal job of the micro preset on device 0, the balancer off: what the stage-loop tests mostly run. */
+export const microOnDevice0 = (): Pick<
+  HarnessOptions,
+  'devices' | 'map' | 'memoryBytes' | 'model' | 'task' | 'balancer'
+> => ({
+  devices: [0],
+  map: stageDeviceMap('temporal', [0], { generate: 1, train: 1 }),
+  memoryBytes: 256 * 2 ** 20,
+  model: { preset: 'micro' },
+  task: { name: 'addition', digits: 2 },
+  balancer: 'off',
+});
 
 export interface Harness {
   loop: StageLoop;

@@ -7,9 +7,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobSpecSchema } from '../../common/job-spec.js';
-import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import { fileRedis } from '../../test/helpers/redis.js';
-import { stageLoopHarness } from '../stage-loop-harness.js';
+import { microOnDevice0, stageLoopHarness } from '../stage-loop-harness.js';
 import type { Engine } from '../../native/index.js';
 
 const { lock } = fileRedis(after);
@@ -33,13 +32,8 @@ test(
     const warming = new Promise<void>((resolve) => (started = resolve));
     const h = await stageLoopHarness({
       spec,
-      devices: [0],
-      map: stageDeviceMap('temporal', [0], { generate: 1, train: 1 }),
-      memoryBytes: 256 * 2 ** 20,
-      model: { preset: 'micro' },
-      task: { name: 'addition', digits: 2 },
+      ...microOnDevice0(),
       ...lock,
-      balancer: 'off',
       report: () => undefined,
       wrap: (e: Engine) => {
         const warmup = e.warmup.bind(e);

@@ -8,9 +8,8 @@ import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { jobSpecSchema } from '../../common/job-spec.js';
-import { stageDeviceMap } from '../../common/node-protocol/index.js';
 import { fileRedis } from '../../test/helpers/redis.js';
-import { stageLoopHarness } from '../stage-loop-harness.js';
+import { microOnDevice0, stageLoopHarness } from '../stage-loop-harness.js';
 import type { Grant } from '../../common/device-lock/index.js';
 import type { Engine } from '../../native/index.js';
 import type { Request } from '../stage-loop.js';
@@ -27,13 +26,8 @@ async function run(request: Exclude<Request, null>) {
   let withdrawn: boolean | null = null;
   const h = await stageLoopHarness({
     spec,
-    devices: [0],
-    map: stageDeviceMap('temporal', [0], { generate: 1, train: 1 }),
-    memoryBytes: 256 * 2 ** 20,
-    model: { preset: 'micro' },
-    task: { name: 'addition', digits: 2 },
+    ...microOnDevice0(),
     ...lock,
-    balancer: 'off',
     report: () => undefined,
     wrap: (e: Engine) => {
       const rlStep = e.rlStep.bind(e);
@@ -99,13 +93,8 @@ async function whileWaiting(request: Exclude<Request, null>, o: { withdraw: bool
   let other = null as Promise<Grant> | null;
   const h = await stageLoopHarness({
     spec,
-    devices: [0],
-    map: stageDeviceMap('temporal', [0], { generate: 1, train: 1 }),
-    memoryBytes: 256 * 2 ** 20,
-    model: { preset: 'micro' },
-    task: { name: 'addition', digits: 2 },
+    ...microOnDevice0(),
     ...lock,
-    balancer: 'off',
     report: (r) => profiles.push(...r.profiles.map((p) => ({ stage: p.stage, step: p.step }))),
     saveCheckpoint: async (step) => {
       checkpoints.push(step);
